@@ -1,0 +1,118 @@
+# skywheel build. Variants go through BUILD= (output folder), OPT=, SAN=,
+# MYCFLAGS= and MYLDFLAGS=; WERROR=1 turns warnings into errors (CI).
+#
+#   make            ./skynet, cservice/*.so, luaclib/*.so
+#   make run        the demo game server (examples/config)
+#   make test       unit tests, then the Lua integration tests
+#   make test-asan  the same under AddressSanitizer + UBSan (build/asan)
+#   make test-tsan  the same under ThreadSanitizer (build/tsan)
+#   make bench      benchmarks, one "BENCH name=... value=... unit=..." line each
+
+BUILD ?= .
+OPT ?= -O2
+SAN ?=
+WERROR ?= 0
+CC ?= cc
+
+DEPS_STATUS := $(shell sh 3rd/deps.sh 1>&2 && echo ok)
+ifneq ($(DEPS_STATUS),ok)
+$(error 3rd/deps.sh: a Debian package is missing, see the message above)
+endif
+
+LUA_CFLAGS := $(shell pkg-config --cflags lua5.4)
+LUA_LIBS := $(shell pkg-config --libs lua5.4)
+
+WARN := -Wall -Wextra -Wno-unused-parameter -Wstrict-prototypes -Wshadow -Wpointer-arith
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+CFLAGS := -std=gnu11 $(OPT) -g $(WARN) -MMD -MP -pthread $(SAN) $(LUA_CFLAGS) \
+	-Iskynet-src $(MYCFLAGS)
+LDFLAGS := -pthread $(SAN) $(MYLDFLAGS)
+LIBS := $(LUA_LIBS) -ldl -lm
+
+# Objects and test/bench binaries; the default build keeps them under build/default.
+OBJ := $(if $(filter .,$(BUILD)),build/default,$(BUILD)/obj)
+CORE_SRC := $(filter-out skynet-src/skynet_main.c,$(wildcard skynet-src/*.c))
+CORE_OBJ := $(patsubst skynet-src/%.c,$(OBJ)/core/%.o,$(CORE_SRC))
+CORE_LIB := $(OBJ)/libskynet.a
+
+CSERVICE := $(patsubst service-src/service_%.c,$(BUILD)/cservice/%.so,\
+	$(wildcard service-src/service_*.c))
+LUALIB_SRC := $(wildcard lualib-src/lua-*.c)
+LUALIB_OBJ := $(patsubst lualib-src/%.c,$(OBJ)/lualib/%.o,$(LUALIB_SRC))
+LUACLIB := $(if $(LUALIB_SRC),$(BUILD)/luaclib/skynet.so)
+
+UNIT_TESTS := $(patsubst test/unit/%.c,$(OBJ)/test/%,$(wildcard test/unit/test_*.c))
+BENCHES := $(patsubst bench/%.c,$(OBJ)/bench/%,$(wildcard bench/bench_*.c))
+
+.PHONY: all run test test-asan test-tsan bench clean format format-check unit-tests benches
+
+all: $(BUILD)/skynet $(CSERVICE) $(LUACLIB)
+
+$(OBJ)/core/%.o: skynet-src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(CORE_LIB): $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+# -Wl,-E exports the core's symbols to the modules loaded with dlopen.
+$(BUILD)/skynet: $(OBJ)/core/skynet_main.o $(CORE_OBJ)
+	$(CC) $(LDFLAGS) -Wl,-E -o $@ $^ $(LIBS)
+
+$(BUILD)/cservice/%.so: service-src/service_%.c
+	@mkdir -p $(dir $@) $(OBJ)/cservice
+	$(CC) $(CFLAGS) -fPIC -shared -MF $(OBJ)/cservice/$*.d -o $@ $<
+
+$(OBJ)/lualib/%.o: lualib-src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+
+$(BUILD)/luaclib/skynet.so: $(LUALIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -shared -o $@ $^
+
+$(OBJ)/test/%: test/unit/%.c $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itest/unit -MF $@.d -o $@ $< $(CORE_LIB) $(LDFLAGS) $(LIBS)
+
+$(OBJ)/bench/%: bench/%.c $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itest/unit -MF $@.d -o $@ $< $(CORE_LIB) $(LDFLAGS) $(LIBS)
+
+unit-tests: $(UNIT_TESTS)
+benches: $(BENCHES)
+
+run: all
+	$(BUILD)/skynet examples/config
+
+test: all unit-tests
+	@sh test/run.sh $(BUILD) $(OBJ)
+
+SAN_COMMON := -fno-omit-frame-pointer
+test-asan:
+	@$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
+		SAN="-fsanitize=address,undefined -fno-sanitize-recover=all $(SAN_COMMON)" test
+
+test-tsan:
+	@$(MAKE) --no-print-directory BUILD=build/tsan OPT=-O1 \
+		SAN="-fsanitize=thread $(SAN_COMMON)" MYCFLAGS=-DSKYNET_TSAN TT_STRESS=1 test
+
+bench: all benches
+	@sh bench/run.sh $(BUILD) $(OBJ)
+
+FORMAT_SRC = $(wildcard skynet-src/*.[ch] service-src/*.c lualib-src/*.[ch] test/unit/*.[ch] \
+	bench/*.c examples/*.c)
+format:
+	clang-format -i $(FORMAT_SRC)
+
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_SRC)
+
+clean:
+	rm -rf skynet cservice luaclib build
+
+-include $(wildcard $(OBJ)/*/*.d)

@@ -1,0 +1,13 @@
+#!/bin/sh
+# Runs every benchmark binary and the Lua benchmarks; each prints
+# "BENCH name=... value=... unit=..." lines.
+BUILD=${1:-.}
+OBJ=${2:-build/default}
+for b in "$OBJ"/bench/bench_*; do
+	case "$b" in *.d) continue ;; esac
+	[ -x "$b" ] || continue
+	"$b" || echo "bench: $(basename "$b") failed" >&2
+done
+if [ -f bench/config.bench ]; then
+	SKYNET_BUILD=$BUILD "$BUILD/skynet" bench/config.bench
+fi

@@ -1,0 +1,108 @@
+#ifndef SKYNET_H
+#define SKYNET_H
+
+/*
+ * The public API: the only core header that C services (service-src/) and
+ * Lua C modules (lualib-src/) include, together with skynet_malloc.h which
+ * it pulls in. Every other skynet-src/*.h is internal.
+ *
+ * Threads: every function here is safe to call from any thread unless its
+ * comment says otherwise.
+ */
+
+#include "skynet_malloc.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Message types: the top 8 bits of a message's size field (spec 1.7). */
+#define PTYPE_TEXT      0
+#define PTYPE_RESPONSE  1
+#define PTYPE_MULTICAST 2
+#define PTYPE_CLIENT    3
+#define PTYPE_SYSTEM    4
+#define PTYPE_HARBOR    5
+#define PTYPE_SOCKET    6
+#define PTYPE_ERROR     7
+#define PTYPE_RESERVED_QUEUE 8
+#define PTYPE_DEBUG     9
+#define PTYPE_LUA       10
+#define PTYPE_SNAX      11
+#define PTYPE_TRACE     12
+
+/* Flags ORed into the type argument of skynet_send (spec 1.6). */
+#define PTYPE_TAG_DONTCOPY     0x10000
+#define PTYPE_TAG_ALLOCSESSION 0x20000
+
+/* The one error enum. Values -1 and -2 are the send results of the spec. */
+enum skynet_err {
+	SKYNET_OK = 0,
+	SKYNET_EDEAD = -1,   // no such service, or it has exited
+	SKYNET_ETOOBIG = -2, // payload does not fit the 56-bit size field
+	SKYNET_EINVAL = -3,  // malformed argument
+	SKYNET_ENOENT = -4,  // nothing matches (name, timer, key)
+	SKYNET_EIO = -5,     // operating system call failed
+};
+
+struct skynet_context;
+
+/*
+ * Log a formatted line through the logger service, on behalf of ctx (source
+ * handle 0 when ctx is NULL). Dropped silently before the logger exists.
+ */
+void skynet_error(struct skynet_context *ctx, const char *msg, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Run a text command (spec 4.2). The result is borrowed: valid until the next
+ * command on the same context; NULL means no result. Thread-safe, but a
+ * context's result buffer is its own: call it only from the thread running
+ * that context (or while no worker can).
+ */
+const char *skynet_command(struct skynet_context *ctx, const char *cmd, const char *parm);
+
+/* Handle of ":hex" or ".name", or 0 when unknown (global names: 0, logged). */
+uint32_t skynet_queryname(struct skynet_context *ctx, const char *name);
+
+/*
+ * Send a message from source (0 = ctx itself) to destination. type may carry
+ * PTYPE_TAG_DONTCOPY (take ownership of data) and PTYPE_TAG_ALLOCSESSION
+ * (session must be 0; allocate one). Without DONTCOPY, sz bytes are copied
+ * and data stays the caller's. Returns the session (0 for a plain send), or
+ * SKYNET_EDEAD / SKYNET_ETOOBIG; a donated buffer is freed on every failure.
+ */
+int skynet_send(struct skynet_context *ctx, uint32_t source, uint32_t destination, int type,
+                int session, void *data, size_t sz);
+
+/* skynet_send to ":hex", ".name" (unknown: SKYNET_EDEAD) or a global name. */
+int skynet_sendname(struct skynet_context *ctx, uint32_t source, const char *destination,
+                    int type, int session, void *data, size_t sz);
+
+/* True when handle lives on another node; *harbor (if not NULL) gets its id. */
+bool skynet_isremote(struct skynet_context *ctx, uint32_t handle, int *harbor);
+
+/*
+ * Message callback. Return 0 and the framework frees msg after the call;
+ * return non-zero to keep it (forward mode: free it or pass it on).
+ */
+typedef int (*skynet_cb)(struct skynet_context *ctx, void *ud, int type, int session,
+                         uint32_t source, const void *msg, size_t sz);
+
+/* Install (or replace, even from inside the callback) ctx's callback. */
+void skynet_callback(struct skynet_context *ctx, void *ud, skynet_cb cb);
+
+/* Handle of the service the calling worker runs now, or 0 off a worker. */
+uint32_t skynet_current_handle(void);
+
+/* Centiseconds since node start (spec 3); the virtual clock in virtual time. */
+uint64_t skynet_now(void);
+
+/*
+ * Cancel the pending timer that will answer ctx with session. Returns 0 when a
+ * pending timer was removed (no message will be sent), SKYNET_ENOENT when
+ * there is none (it fired already, or never existed). Thread-safe, O(1).
+ */
+int skynet_timeout_cancel(struct skynet_context *ctx, int session);
+
+#endif

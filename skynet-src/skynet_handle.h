@@ -1,0 +1,43 @@
+#ifndef SKYNET_HANDLE_H
+#define SKYNET_HANDLE_H
+
+/*
+ * The handle table: 32-bit service addresses (harbor id in the top 8 bits,
+ * a 24-bit index below) mapped to contexts, plus local names. See
+ * skynet_handle.c for the allocation rule and locking.
+ */
+
+#include <stdint.h>
+
+#define HANDLE_MASK        0xffffff
+#define HANDLE_REMOTE_SHIFT 24
+
+struct skynet_context;
+
+/* Set up the table for harbor id harbor (0..255). Call once. */
+void skynet_handle_init(int harbor);
+/* Free the table (contexts still registered are not released). */
+void skynet_handle_exit(void);
+
+/* Register ctx; returns its new handle (never 0). The table holds a reference. */
+uint32_t skynet_handle_register(struct skynet_context *ctx);
+/*
+ * Remove handle and its names and drop the table's reference. Returns 1 if
+ * it was registered, 0 otherwise. Thread-safe.
+ */
+int skynet_handle_retire(uint32_t handle);
+/* Retire every handle (ABORT). */
+void skynet_handle_retireall(void);
+
+/* The context for handle with a reference taken, or NULL. Release it when done. */
+struct skynet_context *skynet_handle_grab(uint32_t handle);
+
+/* Handle bound to name (without the leading dot), or 0. */
+uint32_t skynet_handle_findname(const char *name);
+/* Bind name to handle: the stored name (borrowed, lives while bound) or NULL if taken. */
+const char *skynet_handle_namehandle(uint32_t handle, const char *name);
+
+/* Number of registered handles. */
+int skynet_handle_count(void);
+
+#endif

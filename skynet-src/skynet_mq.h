@@ -1,0 +1,78 @@
+#ifndef SKYNET_MQ_H
+#define SKYNET_MQ_H
+
+/*
+ * Message queues: one FIFO per service and the global run queue of service
+ * queues. See skynet_mq.c for the invariants.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct skynet_message {
+	uint32_t source;
+	int session;
+	void *data; // owned by whoever holds the message
+	size_t sz;  // payload length in the low 56 bits, type in the top 8
+};
+
+#define MESSAGE_TYPE_SHIFT ((sizeof(size_t) - 1) * 8)
+#define MESSAGE_TYPE_MASK  (SIZE_MAX >> 8)
+
+static inline size_t
+skynet_message_sz(int type, size_t len) {
+	return len | ((size_t)type << MESSAGE_TYPE_SHIFT);
+}
+
+static inline int
+skynet_message_type(size_t sz) {
+	return (int)(sz >> MESSAGE_TYPE_SHIFT);
+}
+
+struct message_queue;
+
+/* Called (from the pushing thread) when a queue enters the global queue. */
+typedef void (*skynet_mq_wakeup_cb)(void);
+
+/* Set up the global queue. Not thread-safe: call once before any thread. */
+void skynet_mq_init(void);
+/* Free the global queue (queues still in it are the caller's business). */
+void skynet_mq_exit(void);
+/* Install the hook run after a queue is appended to the global queue. */
+void skynet_mq_set_wakeup(skynet_mq_wakeup_cb cb);
+
+/* Append q to the global queue. Thread-safe. */
+void skynet_globalmq_push(struct message_queue *q);
+/* Take the head of the global queue, or NULL. Thread-safe. */
+struct message_queue *skynet_globalmq_pop(void);
+/* True when the global queue holds no service queue (a racy snapshot). */
+int skynet_globalmq_empty(void);
+
+/*
+ * A new queue for handle. It starts marked as in the global queue (but is
+ * not in it) so that no worker runs the service before its init finished;
+ * the creator calls skynet_globalmq_push once init succeeded.
+ */
+struct message_queue *skynet_mq_create(uint32_t handle);
+/* The service retired: the next worker to pop q drains and frees it. */
+void skynet_mq_mark_release(struct message_queue *q);
+
+typedef void (*message_drop)(struct skynet_message *msg, void *ud);
+/*
+ * Free q if it was marked released, handing every pending message to
+ * drop_func first; otherwise put it back into the global queue.
+ */
+void skynet_mq_release(struct message_queue *q, message_drop drop_func, void *ud);
+uint32_t skynet_mq_handle(struct message_queue *q);
+
+/* Pop into *message: 0 on success, 1 when empty (which leaves the global queue). */
+int skynet_mq_pop(struct message_queue *q, struct skynet_message *message);
+/* Append a copy of *message; joins the global queue if it was outside. */
+void skynet_mq_push(struct message_queue *q, struct skynet_message *message);
+
+/* Pending message count (a racy snapshot). */
+int skynet_mq_length(struct message_queue *q);
+/* The queue length that crossed the overload threshold since the last call, or 0. */
+int skynet_mq_overload(struct message_queue *q);
+
+#endif

@@ -1,0 +1,60 @@
+#ifndef SKYNET_SERVER_H
+#define SKYNET_SERVER_H
+
+/*
+ * Service contexts: creation, reference counting, message delivery and the
+ * dispatch loop the worker threads run.
+ */
+
+#include "skynet.h"
+#include "skynet_mq.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct skynet_monitor;
+
+/*
+ * Create a service from module name + parameter; init runs in the calling
+ * thread. Returns the context (borrowed: the handle table holds it) or NULL
+ * when the module is missing or init failed (logged).
+ */
+struct skynet_context *skynet_context_new(const char *name, const char *param);
+/* Take a reference on ctx. */
+void skynet_context_grab(struct skynet_context *ctx);
+/* Keep a reference for the process lifetime (the logger). */
+void skynet_context_reserve(struct skynet_context *ctx);
+/* Drop a reference; frees ctx on the last one. Returns NULL if freed, else ctx. */
+struct skynet_context *skynet_context_release(struct skynet_context *ctx);
+uint32_t skynet_context_handle(struct skynet_context *ctx);
+
+/*
+ * Queue msg for handle. Takes ownership of msg->data on success only:
+ * returns 0, or SKYNET_EDEAD (the caller still owns msg->data). Thread-safe.
+ */
+int skynet_context_push(uint32_t handle, struct skynet_message *msg);
+/* Queue a message from source to ctx, copying nothing. */
+void skynet_context_send(struct skynet_context *ctx, void *msg, size_t sz, uint32_t source,
+                         int type, int session);
+/* Allocate a fresh session from ctx (1..0x7fffffff, wrapping). */
+int skynet_context_newsession(struct skynet_context *ctx);
+
+/*
+ * Worker step: run a batch from q (or from a queue popped from the global
+ * queue when q is NULL) with the given weight. Returns the queue to run next
+ * or NULL when the global queue was empty.
+ */
+struct message_queue *skynet_context_message_dispatch(struct skynet_monitor *sm,
+                                                      struct message_queue *q, int weight);
+/* Call the module's signal hook for handle. */
+void skynet_context_endless(uint32_t handle);
+/* Number of live contexts. */
+int skynet_context_total(void);
+
+/* Process-wide setup: harbor id, profiling flag. */
+void skynet_globalinit(void);
+void skynet_globalexit(void);
+void skynet_initthread(int m);
+void skynet_profile_enable(int enable);
+
+#endif

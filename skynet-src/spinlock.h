@@ -1,0 +1,110 @@
+#ifndef SKYNET_SPINLOCK_H
+#define SKYNET_SPINLOCK_H
+
+/*
+ * Test-and-test-and-set spinlock for O(1) critical sections only: never call
+ * a callback, skynet_send, skynet_error, Lua or a blocking syscall while
+ * holding one. Under ThreadSanitizer (which cannot see through the spin) it
+ * is a pthread mutex, so races are still reported.
+ */
+
+#include "atomic.h"
+
+#if defined(__SANITIZE_THREAD__) || defined(SKYNET_TSAN)
+#define SPIN_USE_MUTEX 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SPIN_USE_MUTEX 1
+#endif
+#endif
+
+#ifdef SPIN_USE_MUTEX
+
+#include <pthread.h>
+#include <stdlib.h>
+
+struct spinlock {
+	pthread_mutex_t lock;
+};
+
+static inline void
+spinlock_init(struct spinlock *lock) {
+	if (pthread_mutex_init(&lock->lock, NULL) != 0)
+		abort();
+}
+
+static inline void
+spinlock_lock(struct spinlock *lock) {
+	if (pthread_mutex_lock(&lock->lock) != 0)
+		abort();
+}
+
+static inline bool
+spinlock_trylock(struct spinlock *lock) {
+	return pthread_mutex_trylock(&lock->lock) == 0;
+}
+
+static inline void
+spinlock_unlock(struct spinlock *lock) {
+	if (pthread_mutex_unlock(&lock->lock) != 0)
+		abort();
+}
+
+static inline void
+spinlock_destroy(struct spinlock *lock) {
+	pthread_mutex_destroy(&lock->lock);
+}
+
+#else
+
+struct spinlock {
+	ATOM_INT lock;
+};
+
+static inline void
+spinlock_init(struct spinlock *lock) {
+	ATOM_INIT(&lock->lock, 0);
+}
+
+static inline void
+spin_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static inline void
+spinlock_lock(struct spinlock *lock) {
+	for (;;) {
+		/* acquire: pairs with the release store in spinlock_unlock */
+		if (__atomic_exchange_n(&lock->lock, 1, __ATOMIC_ACQUIRE) == 0)
+			return;
+		while (ATOM_LOAD_RELAXED(&lock->lock))
+			spin_pause();
+	}
+}
+
+static inline bool
+spinlock_trylock(struct spinlock *lock) {
+	return ATOM_LOAD_RELAXED(&lock->lock) == 0 &&
+	       __atomic_exchange_n(&lock->lock, 1, __ATOMIC_ACQUIRE) == 0;
+}
+
+static inline void
+spinlock_unlock(struct spinlock *lock) {
+	ATOM_STORE_RELEASE(&lock->lock, 0); // pairs with the acquire exchange in spinlock_lock
+}
+
+static inline void
+spinlock_destroy(struct spinlock *lock) {
+	(void)lock;
+}
+
+#endif
+
+#define SPIN_INIT(q)    spinlock_init(&(q)->lock)
+#define SPIN_LOCK(q)    spinlock_lock(&(q)->lock)
+#define SPIN_UNLOCK(q)  spinlock_unlock(&(q)->lock)
+#define SPIN_DESTROY(q) spinlock_destroy(&(q)->lock)
+
+#endif
