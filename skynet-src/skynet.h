@@ -4,7 +4,7 @@
 /*
  * The public API: the only core header that C services (service-src/) and
  * Lua C modules (lualib-src/) include, together with skynet_malloc.h which
- * it pulls in. Every other skynet-src/*.h is internal.
+ * it pulls in. Every other header in skynet-src is internal.
  *
  * Threads: every function here is safe to call from any thread unless its
  * comment says otherwise.

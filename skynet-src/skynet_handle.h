@@ -40,4 +40,7 @@ const char *skynet_handle_namehandle(uint32_t handle, const char *name);
 /* Number of registered handles. */
 int skynet_handle_count(void);
 
+/* Move the allocation cursor to index (1..0xffffff); lets tests reach the wrap. */
+void skynet_handle_set_cursor(uint32_t index);
+
 #endif

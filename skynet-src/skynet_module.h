@@ -22,7 +22,10 @@ struct skynet_module {
 	skynet_dl_signal signal;
 };
 
-/* Set up the search path (';'-separated patterns, each with one '?'). Call once. */
+/*
+ * Set up the search path (';'-separated patterns, each with one '?'). A
+ * second call only replaces the path, keeping modules already registered.
+ */
 void skynet_module_init(const char *path);
 void skynet_module_exit(void);
 /* The module named name, loading it on first use; NULL (reported) when missing. */

@@ -14,6 +14,13 @@
 
 struct skynet_monitor;
 
+/* Thread ids for skynet_initthread: off-worker threads use -THREAD_xxx. */
+#define THREAD_WORKER  0
+#define THREAD_MAIN    1
+#define THREAD_SOCKET  2
+#define THREAD_TIMER   3
+#define THREAD_MONITOR 4
+
 /*
  * Create a service from module name + parameter; init runs in the calling
  * thread. Returns the context (borrowed: the handle table holds it) or NULL
@@ -46,15 +53,21 @@ int skynet_context_newsession(struct skynet_context *ctx);
  */
 struct message_queue *skynet_context_message_dispatch(struct skynet_monitor *sm,
                                                       struct message_queue *q, int weight);
-/* Call the module's signal hook for handle. */
+/* Flag handle's service as stuck in an endless loop (read by STAT endless). */
 void skynet_context_endless(uint32_t handle);
+/* Call the module's signal hook of handle's service, from the calling thread. */
+void skynet_context_signal(uint32_t handle, int sig);
+/* Run every queued message of ctx now, on the calling thread (flushes the logger). */
+void skynet_context_dispatchall(struct skynet_context *ctx);
 /* Number of live contexts. */
 int skynet_context_total(void);
 
-/* Process-wide setup: harbor id, profiling flag. */
+/* Process-wide setup (thread-local current handle, counters). Call once. */
 void skynet_globalinit(void);
 void skynet_globalexit(void);
+/* Mark the calling thread as a THREAD_xxx (current handle -m). */
 void skynet_initthread(int m);
+/* Turn per-service CPU accounting on or off for services created later. */
 void skynet_profile_enable(int enable);
 
 #endif

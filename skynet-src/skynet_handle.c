@@ -1,0 +1,260 @@
+/*
+ * Handle table.
+ *
+ * Data structure: an open-addressed array of context pointers whose size is
+ * a power of two; a handle's slot is (handle & (size - 1)). A new handle is
+ * the first index at or after the cursor whose slot is free; the cursor only
+ * grows (wrapping from 0xffffff to 1), so a retired handle is not reused
+ * until the 24-bit index wraps. When every slot is taken the array doubles
+ * and each context moves to its slot for the new mask. Lookups compare the
+ * full handle, so a stale handle never finds a newer service.
+ *
+ * Names: a sorted array of (name, handle) searched by binary search. A
+ * handle may have several names; a name is unique.
+ *
+ * Locking: one rwlock covers everything here. Lookups (grab, findname) take
+ * it shared; register, retire and naming take it exclusively. The lock is
+ * never held while calling into a context (release happens after unlock).
+ *
+ * Ownership: the table holds one reference to each registered context,
+ * dropped by retire.
+ */
+#include "skynet_handle.h"
+
+#include "skynet.h"
+#include "skynet_server.h"
+#include "skynet_timer.h"
+#include "rwlock.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_SLOT_SIZE 4
+#define MAX_SLOT_SIZE     0x40000000
+
+struct handle_name {
+	char *name; // owned
+	uint32_t handle;
+};
+
+struct handle_storage {
+	struct rwlock lock; // covers every field below
+	uint32_t harbor;    // harbor id, already shifted into the top 8 bits
+	uint32_t handle_index;
+	int slot_size;
+	struct skynet_context **slot; // owned array; each entry holds a reference
+	int name_cap;
+	int name_count;
+	struct handle_name *name; // owned, sorted by name
+};
+
+static struct handle_storage *H = NULL;
+
+static void
+grow_slots(struct handle_storage *s) {
+	assert(s->slot_size * 2 - 1 <= HANDLE_MASK);
+	struct skynet_context **new_slot = skynet_calloc(s->slot_size * 2, sizeof(*new_slot));
+	for (int i = 0; i < s->slot_size; i++) {
+		if (s->slot[i]) {
+			uint32_t h = skynet_context_handle(s->slot[i]);
+			int hash = h & (s->slot_size * 2 - 1);
+			assert(new_slot[hash] == NULL);
+			new_slot[hash] = s->slot[i];
+		}
+	}
+	skynet_free(s->slot);
+	s->slot = new_slot;
+	s->slot_size *= 2;
+}
+
+uint32_t
+skynet_handle_register(struct skynet_context *ctx) {
+	struct handle_storage *s = H;
+	rwlock_wlock(&s->lock);
+	for (;;) {
+		uint32_t handle = s->handle_index;
+		for (int i = 0; i < s->slot_size; i++, handle++) {
+			if (handle > HANDLE_MASK)
+				handle = 1; // 0 is reserved
+			int hash = handle & (s->slot_size - 1);
+			if (s->slot[hash] == NULL) {
+				s->slot[hash] = ctx;
+				s->handle_index = handle + 1;
+				rwlock_wunlock(&s->lock);
+				return handle | s->harbor;
+			}
+		}
+		grow_slots(s);
+	}
+}
+
+static int
+name_search(struct handle_storage *s, const char *name, int *pos) {
+	int begin = 0, end = s->name_count - 1;
+	while (begin <= end) {
+		int mid = (begin + end) / 2;
+		int c = strcmp(s->name[mid].name, name);
+		if (c == 0) {
+			*pos = mid;
+			return 1;
+		}
+		if (c < 0)
+			begin = mid + 1;
+		else
+			end = mid - 1;
+	}
+	*pos = begin;
+	return 0;
+}
+
+/* Caller holds the write lock. Removes every name bound to handle. */
+static void
+remove_names(struct handle_storage *s, uint32_t handle) {
+	int j = 0;
+	for (int i = 0; i < s->name_count; i++) {
+		if (s->name[i].handle == handle) {
+			skynet_free(s->name[i].name);
+			continue;
+		}
+		if (i != j)
+			s->name[j] = s->name[i];
+		j++;
+	}
+	s->name_count = j;
+}
+
+int
+skynet_handle_retire(uint32_t handle) {
+	struct handle_storage *s = H;
+	struct skynet_context *ctx = NULL;
+	rwlock_wlock(&s->lock);
+	uint32_t hash = handle & (s->slot_size - 1);
+	if (s->slot[hash] != NULL && skynet_context_handle(s->slot[hash]) == handle) {
+		ctx = s->slot[hash];
+		s->slot[hash] = NULL;
+		remove_names(s, handle);
+	}
+	rwlock_wunlock(&s->lock);
+	if (ctx == NULL)
+		return 0;
+	skynet_timer_remove_service(handle);
+	skynet_context_release(ctx); // the table's reference
+	return 1;
+}
+
+void
+skynet_handle_retireall(void) {
+	struct handle_storage *s = H;
+	for (;;) {
+		int n = 0;
+		for (int i = 0;; i++) {
+			rwlock_rlock(&s->lock);
+			if (i >= s->slot_size) {
+				rwlock_runlock(&s->lock);
+				break;
+			}
+			struct skynet_context *ctx = s->slot[i];
+			uint32_t handle = ctx ? skynet_context_handle(ctx) : 0;
+			rwlock_runlock(&s->lock);
+			if (handle != 0 && skynet_handle_retire(handle))
+				n++;
+		}
+		if (n == 0)
+			return;
+	}
+}
+
+struct skynet_context *
+skynet_handle_grab(uint32_t handle) {
+	struct handle_storage *s = H;
+	struct skynet_context *result = NULL;
+	rwlock_rlock(&s->lock);
+	struct skynet_context *ctx = s->slot[handle & (s->slot_size - 1)];
+	if (ctx && skynet_context_handle(ctx) == handle) {
+		result = ctx;
+		skynet_context_grab(result);
+	}
+	rwlock_runlock(&s->lock);
+	return result;
+}
+
+uint32_t
+skynet_handle_findname(const char *name) {
+	struct handle_storage *s = H;
+	uint32_t handle = 0;
+	int pos;
+	rwlock_rlock(&s->lock);
+	if (name_search(s, name, &pos))
+		handle = s->name[pos].handle;
+	rwlock_runlock(&s->lock);
+	return handle;
+}
+
+const char *
+skynet_handle_namehandle(uint32_t handle, const char *name) {
+	struct handle_storage *s = H;
+	const char *result = NULL;
+	int pos;
+	rwlock_wlock(&s->lock);
+	if (!name_search(s, name, &pos)) {
+		if (s->name_count == s->name_cap) {
+			s->name_cap = s->name_cap ? s->name_cap * 2 : 8;
+			s->name = skynet_realloc(s->name, s->name_cap * sizeof(*s->name));
+		}
+		memmove(&s->name[pos + 1], &s->name[pos], (s->name_count - pos) * sizeof(*s->name));
+		s->name[pos].name = skynet_strdup(name);
+		s->name[pos].handle = handle;
+		s->name_count++;
+		result = s->name[pos].name;
+	}
+	rwlock_wunlock(&s->lock);
+	return result;
+}
+
+int
+skynet_handle_count(void) {
+	struct handle_storage *s = H;
+	int n = 0;
+	rwlock_rlock(&s->lock);
+	for (int i = 0; i < s->slot_size; i++)
+		n += s->slot[i] != NULL;
+	rwlock_runlock(&s->lock);
+	return n;
+}
+
+void
+skynet_handle_set_cursor(uint32_t index) {
+	struct handle_storage *s = H;
+	rwlock_wlock(&s->lock);
+	s->handle_index = index & HANDLE_MASK;
+	if (s->handle_index == 0)
+		s->handle_index = 1;
+	rwlock_wunlock(&s->lock);
+}
+
+void
+skynet_handle_init(int harbor) {
+	assert(H == NULL);
+	struct handle_storage *s = skynet_calloc(1, sizeof(*s));
+	rwlock_init(&s->lock);
+	s->slot_size = DEFAULT_SLOT_SIZE;
+	s->slot = skynet_calloc(s->slot_size, sizeof(*s->slot));
+	s->harbor = (uint32_t)(harbor & 0xff) << HANDLE_REMOTE_SHIFT;
+	s->handle_index = 1;
+	H = s;
+}
+
+void
+skynet_handle_exit(void) {
+	struct handle_storage *s = H;
+	if (s == NULL)
+		return;
+	for (int i = 0; i < s->name_count; i++)
+		skynet_free(s->name[i].name);
+	skynet_free(s->name);
+	skynet_free(s->slot);
+	rwlock_destroy(&s->lock);
+	skynet_free(s);
+	H = NULL;
+}

@@ -1,0 +1,35 @@
+#ifndef SKYNET_HARBOR_H
+#define SKYNET_HARBOR_H
+
+/*
+ * Node identity and global names for a single node (spec 2, 7.8): a global
+ * name (no ':' or '.' prefix, at most 15 characters) maps to a handle once
+ * registered; messages sent to it before that are queued here and flushed,
+ * in send order, by the registration.
+ */
+
+#include "skynet_mq.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GLOBALNAME_LENGTH 16
+
+void skynet_harbor_init(int harbor);
+/* Free the name table and any still-queued messages. */
+void skynet_harbor_exit(void);
+/* True when handle names a service on another node (non-zero, different harbor id). */
+bool skynet_harbor_isremote(uint32_t handle);
+/*
+ * Deliver msg to the global name: at once when it is registered (returns
+ * the push result; on SKYNET_EDEAD the caller keeps msg->data), otherwise
+ * queued (takes ownership of msg->data, returns 0). SKYNET_EINVAL for a
+ * malformed name (the caller keeps msg->data). Thread-safe.
+ */
+int skynet_harbor_send(const char *name, struct skynet_message *msg);
+/* Bind name to handle and flush what was queued for it. 0 or SKYNET_EINVAL. Thread-safe. */
+int skynet_harbor_register(const char *name, uint32_t handle);
+/* Handle bound to the global name, or 0. Thread-safe. */
+uint32_t skynet_harbor_query(const char *name);
+
+#endif

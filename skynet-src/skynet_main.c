@@ -1,0 +1,72 @@
+/*
+ * The node binary: `skynet <configfile>`. Loads the config into the env,
+ * reads the startup keys (writing defaults back, spec 4.3) and boots.
+ */
+#include "skynet.h"
+
+#include "skynet_env.h"
+#include "skynet_server.h"
+#include "skynet_start.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void
+usage(void) {
+	fprintf(stderr, "Usage: skynet configfilename\n");
+}
+
+int
+main(int argc, char *argv[]) {
+	if (argc <= 1) {
+		usage();
+		return 1;
+	}
+	skynet_globalinit();
+	skynet_env_init();
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+
+	char err[512];
+	if (skynet_config_load(argv[1], err, sizeof(err)) != 0) {
+		fprintf(stderr, "skynet: config: %s\n", err);
+		return 1;
+	}
+
+	struct skynet_config config;
+	config.thread = skynet_optint("thread", 8);
+	if (config.thread < 1 || config.thread > 1024) {
+		fprintf(stderr, "skynet: config: thread must be 1..1024 (got %d)\n", config.thread);
+		return 1;
+	}
+	config.harbor = skynet_optint("harbor", 1);
+	if (config.harbor < 0 || config.harbor > 255) {
+		fprintf(stderr, "skynet: config: harbor must be 0..255 (got %d)\n", config.harbor);
+		return 1;
+	}
+	config.module_path = skynet_optstring("cpath", "./cservice/?.so");
+	config.bootstrap = skynet_optstring("bootstrap", "snlua bootstrap");
+	config.daemon = skynet_optstring("daemon", NULL);
+	config.logger = skynet_optstring("logger", NULL);
+	config.logservice = skynet_optstring("logservice", "logger");
+	config.profile = skynet_optboolean("profile", true);
+	const char *timer = skynet_optstring("timer", "real");
+	if (strcmp(timer, "virtual") == 0) {
+		config.virtual_time = true;
+	} else if (strcmp(timer, "real") == 0) {
+		config.virtual_time = false;
+	} else {
+		fprintf(stderr, "skynet: config: timer must be \"real\" or \"virtual\" (got %s)\n", timer);
+		return 1;
+	}
+
+	skynet_start(&config);
+	skynet_env_exit();
+	skynet_globalexit();
+	return 0;
+}

@@ -1,0 +1,25 @@
+#ifndef SKYNET_MONITOR_H
+#define SKYNET_MONITOR_H
+
+/*
+ * Endless-loop detection: each worker owns one monitor record. The worker
+ * triggers it with (source, destination) before running a message and with
+ * (0, 0) after; the monitor thread checks every record every 5 s.
+ */
+
+#include <stdint.h>
+
+struct skynet_monitor;
+
+struct skynet_monitor *skynet_monitor_new(void);
+void skynet_monitor_delete(struct skynet_monitor *sm);
+/* Worker thread: record the message about to run (or 0, 0 when done). */
+void skynet_monitor_trigger(struct skynet_monitor *sm, uint32_t source, uint32_t destination);
+/*
+ * Monitor thread: if the record has not moved since the last check while a
+ * message runs, flag its destination endless and log once for that message.
+ * Returns 1 when it flagged, else 0.
+ */
+int skynet_monitor_check(struct skynet_monitor *sm);
+
+#endif

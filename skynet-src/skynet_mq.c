@@ -1,0 +1,270 @@
+/*
+ * Message queues.
+ *
+ * A service queue is a growable ring of messages (capacity starts at 64 and
+ * doubles when full; no upper bound). The global queue is a singly linked
+ * FIFO of service queues threaded through message_queue.next.
+ *
+ * Invariant (gives per-service mutual exclusion): in_global is 1 exactly
+ * while the queue sits in the global queue or a worker holds it. Push sets
+ * it and links the queue into the global queue if it was 0; a pop that
+ * finds the queue empty clears it. A worker that popped a queue from the
+ * global queue is the only one that can pop its messages until it pushes
+ * the queue back or a pop finds it empty; so no service runs on two workers.
+ * Messages from one sender to one receiver keep their order because each
+ * push appends under the queue's lock and one worker pops in order.
+ *
+ * Overload: after a pop, if the remaining length exceeds the threshold
+ * (1024 at first), the length is recorded and the threshold doubles until
+ * it exceeds the length; skynet_mq_overload reads and clears the record.
+ * An empty pop resets the threshold, so there is one warning per crossing
+ * of 1024, 2048, 4096, ...
+ *
+ * Locking: each queue's spinlock covers its ring, in_global, release and
+ * overload fields; the global queue has its own spinlock covering head, tail
+ * and the next links. Lock order: a queue's lock, then the global lock
+ * (push takes the global lock while holding the queue lock). Both are held
+ * for O(1) work only (a ring expansion is a memcpy, bounded by the queue).
+ */
+#include "skynet_mq.h"
+
+#include "skynet_malloc.h"
+#include "atomic.h"
+#include "spinlock.h"
+
+#include <assert.h>
+#include <stdbool.h>
+#include <string.h>
+
+#define DEFAULT_QUEUE_SIZE 64
+#define MQ_OVERLOAD        1024
+
+struct message_queue {
+	struct spinlock lock; // covers every field but handle
+	uint32_t handle;      // immutable
+	int cap;
+	int head;
+	int tail;
+	int release;
+	int in_global;
+	int overload;
+	int overload_threshold;
+	struct skynet_message *queue; // owned ring
+	struct message_queue *next;   // covered by the global queue's lock
+};
+
+struct global_queue {
+	struct spinlock lock; // covers head, tail and every next link
+	struct message_queue *head;
+	struct message_queue *tail;
+};
+
+static struct global_queue *Q = NULL;
+static skynet_mq_wakeup_cb WAKEUP = NULL;
+
+void
+skynet_globalmq_push(struct message_queue *q) {
+	struct global_queue *g = Q;
+	SPIN_LOCK(g);
+	assert(q->next == NULL);
+	if (g->tail) {
+		g->tail->next = q;
+		g->tail = q;
+	} else {
+		g->head = g->tail = q;
+	}
+	SPIN_UNLOCK(g);
+	if (WAKEUP)
+		WAKEUP();
+}
+
+struct message_queue *
+skynet_globalmq_pop(void) {
+	struct global_queue *g = Q;
+	SPIN_LOCK(g);
+	struct message_queue *mq = g->head;
+	if (mq) {
+		g->head = mq->next;
+		if (g->head == NULL) {
+			assert(mq == g->tail);
+			g->tail = NULL;
+		}
+		mq->next = NULL;
+	}
+	SPIN_UNLOCK(g);
+	return mq;
+}
+
+int
+skynet_globalmq_empty(void) {
+	struct global_queue *g = Q;
+	SPIN_LOCK(g);
+	int empty = g->head == NULL;
+	SPIN_UNLOCK(g);
+	return empty;
+}
+
+struct message_queue *
+skynet_mq_create(uint32_t handle) {
+	struct message_queue *q = skynet_malloc(sizeof(*q));
+	q->handle = handle;
+	q->cap = DEFAULT_QUEUE_SIZE;
+	q->head = 0;
+	q->tail = 0;
+	SPIN_INIT(q);
+	// Marked as in the global queue until the service's init succeeded.
+	q->in_global = 1;
+	q->release = 0;
+	q->overload = 0;
+	q->overload_threshold = MQ_OVERLOAD;
+	q->queue = skynet_malloc(sizeof(struct skynet_message) * q->cap);
+	q->next = NULL;
+	return q;
+}
+
+static void
+release_queue(struct message_queue *q) {
+	SPIN_DESTROY(q);
+	skynet_free(q->queue);
+	skynet_free(q);
+}
+
+uint32_t
+skynet_mq_handle(struct message_queue *q) {
+	return q->handle;
+}
+
+int
+skynet_mq_length(struct message_queue *q) {
+	SPIN_LOCK(q);
+	int head = q->head, tail = q->tail, cap = q->cap;
+	SPIN_UNLOCK(q);
+	return head <= tail ? tail - head : tail + cap - head;
+}
+
+int
+skynet_mq_overload(struct message_queue *q) {
+	SPIN_LOCK(q);
+	int overload = q->overload;
+	q->overload = 0;
+	SPIN_UNLOCK(q);
+	return overload;
+}
+
+int
+skynet_mq_pop(struct message_queue *q, struct skynet_message *message) {
+	int ret = 1;
+	SPIN_LOCK(q);
+	if (q->head != q->tail) {
+		*message = q->queue[q->head++];
+		ret = 0;
+		int head = q->head, tail = q->tail, cap = q->cap;
+		if (head >= cap)
+			q->head = head = 0;
+		int length = tail - head;
+		if (length < 0)
+			length += cap;
+		while (length > q->overload_threshold) {
+			q->overload = length;
+			q->overload_threshold *= 2;
+		}
+	} else {
+		q->overload_threshold = MQ_OVERLOAD;
+	}
+	if (ret)
+		q->in_global = 0;
+	SPIN_UNLOCK(q);
+	return ret;
+}
+
+static void
+expand_queue(struct message_queue *q) {
+	struct skynet_message *new_queue = skynet_malloc(sizeof(*new_queue) * q->cap * 2);
+	for (int i = 0; i < q->cap; i++)
+		new_queue[i] = q->queue[(q->head + i) % q->cap];
+	q->head = 0;
+	q->tail = q->cap;
+	q->cap *= 2;
+	skynet_free(q->queue);
+	q->queue = new_queue;
+}
+
+void
+skynet_mq_push(struct message_queue *q, struct skynet_message *message) {
+	assert(message);
+	SPIN_LOCK(q);
+	q->queue[q->tail] = *message;
+	if (++q->tail >= q->cap)
+		q->tail = 0;
+	if (q->head == q->tail)
+		expand_queue(q);
+	bool join = false;
+	if (q->in_global == 0) {
+		q->in_global = 1;
+		join = true;
+	}
+	SPIN_UNLOCK(q);
+	/*
+	 * Safe outside the queue lock: only the pusher that flipped in_global
+	 * from 0 to 1 links the queue, and no worker can hold it meanwhile.
+	 */
+	if (join)
+		skynet_globalmq_push(q);
+}
+
+void
+skynet_mq_mark_release(struct message_queue *q) {
+	SPIN_LOCK(q);
+	assert(q->release == 0);
+	q->release = 1;
+	bool join = false;
+	if (q->in_global == 0) {
+		q->in_global = 1;
+		join = true;
+	}
+	SPIN_UNLOCK(q);
+	if (join)
+		skynet_globalmq_push(q);
+}
+
+static void
+drop_queue(struct message_queue *q, message_drop drop_func, void *ud) {
+	struct skynet_message msg;
+	while (!skynet_mq_pop(q, &msg))
+		drop_func(&msg, ud);
+	release_queue(q);
+}
+
+void
+skynet_mq_release(struct message_queue *q, message_drop drop_func, void *ud) {
+	SPIN_LOCK(q);
+	int release = q->release;
+	SPIN_UNLOCK(q);
+	if (release)
+		drop_queue(q, drop_func, ud);
+	else
+		skynet_globalmq_push(q);
+}
+
+void
+skynet_mq_set_wakeup(skynet_mq_wakeup_cb cb) {
+	WAKEUP = cb;
+}
+
+void
+skynet_mq_init(void) {
+	struct global_queue *g = skynet_calloc(1, sizeof(*g));
+	SPIN_INIT(g);
+	Q = g;
+}
+
+void
+skynet_mq_exit(void) {
+	struct global_queue *g = Q;
+	if (g == NULL)
+		return;
+	SPIN_DESTROY(g);
+	skynet_free(g);
+	Q = NULL;
+	WAKEUP = NULL;
+}

@@ -1,0 +1,780 @@
+/*
+ * Service contexts and message dispatch.
+ *
+ * A context is one running service: its module instance, callback, message
+ * queue, session counter and statistics. Contexts are reference counted:
+ * the handle table holds one reference (dropped when the handle retires);
+ * every thread that looks a handle up (skynet_handle_grab) holds one while
+ * it uses the context. The last release closes the per-service log, calls
+ * the module's release, and marks the queue released so that the next
+ * worker to pop it drains the remaining messages with error replies.
+ *
+ * Threads: a context's callback runs on one worker at a time (the queue
+ * invariant of skynet_mq.c); CHECK_CALLING asserts it. cb/cb_ud may be
+ * replaced by the callback itself, on the thread that runs it. Statistics
+ * read by other threads (STAT from the service itself, the monitor's
+ * endless flag) are ATOM_* fields.
+ *
+ * Units: cpu_cost and cpu_start are microseconds of CLOCK_MONOTONIC (read
+ * through the vDSO, no system call): the time a worker spent inside the
+ * service's callback, which equals its CPU time unless the worker thread
+ * was preempted.
+ */
+#include "skynet_server.h"
+
+#include "skynet.h"
+#include "skynet_env.h"
+#include "skynet_handle.h"
+#include "skynet_harbor.h"
+#include "skynet_log.h"
+#include "skynet_module.h"
+#include "skynet_monitor.h"
+#include "skynet_mq.h"
+#include "skynet_timer.h"
+#include "atomic.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define RESULT_SIZE 32
+
+struct skynet_context {
+	void *instance;           // owned by the module
+	struct skynet_module *mod; // borrowed: modules live for the process
+	void *cb_ud;
+	skynet_cb cb;
+	struct message_queue *queue; // owned until release, then drained by a worker
+	ATOM_POINTER logfile;        // FILE *, owned
+	ATOM_U64 cpu_cost;           // us spent in the callback
+	ATOM_U64 cpu_start;          // us when the running message started, 0 if none
+	char result[RESULT_SIZE];
+	uint32_t handle;
+	int session_id;
+	ATOM_INT ref;
+	ATOM_INT message_count;
+	bool init;
+	ATOM_INT endless;
+	bool profile;
+	bool reserved; // does not count as live (the logger)
+	ATOM_INT calling; // debug: non-zero while a worker runs the callback
+};
+
+struct skynet_node {
+	ATOM_INT total;
+	int init;
+	uint32_t monitor_exit;
+	pthread_key_t handle_key;
+	bool profile; // default on
+};
+
+static struct skynet_node G_NODE;
+
+int
+skynet_context_total(void) {
+	return ATOM_LOAD(&G_NODE.total);
+}
+
+static void
+context_inc(void) {
+	ATOM_FINC(&G_NODE.total);
+}
+
+static void
+context_dec(void) {
+	ATOM_FDEC(&G_NODE.total);
+}
+
+uint32_t
+skynet_current_handle(void) {
+	if (G_NODE.init) {
+		void *handle = pthread_getspecific(G_NODE.handle_key);
+		return (uint32_t)(uintptr_t)handle;
+	}
+	return 0;
+}
+
+static uint64_t
+clock_us(void) {
+	struct timespec ti;
+	clock_gettime(CLOCK_MONOTONIC, &ti);
+	return (uint64_t)ti.tv_sec * 1000000 + (uint64_t)ti.tv_nsec / 1000;
+}
+
+static void
+id_to_hex(char *str, uint32_t id) {
+	static const char hex[16] = "0123456789ABCDEF";
+	str[0] = ':';
+	for (int i = 0; i < 8; i++)
+		str[i + 1] = hex[(id >> ((7 - i) * 4)) & 0xf];
+	str[9] = '\0';
+}
+
+struct drop_t {
+	uint32_t handle;
+};
+
+static void
+drop_message(struct skynet_message *msg, void *ud) {
+	struct drop_t *d = ud;
+	skynet_free(msg->data);
+	uint32_t source = d->handle;
+	assert(source);
+	// Tell the sender its message died with the service.
+	if (msg->source != 0 && skynet_message_type(msg->sz) != PTYPE_ERROR)
+		skynet_send(NULL, source, msg->source, PTYPE_ERROR, msg->session, NULL, 0);
+}
+
+struct skynet_context *
+skynet_context_new(const char *name, const char *param) {
+	struct skynet_module *mod = skynet_module_query(name);
+	if (mod == NULL)
+		return NULL;
+	void *inst = skynet_module_instance_create(mod);
+	if (inst == NULL)
+		return NULL;
+	struct skynet_context *ctx = skynet_calloc(1, sizeof(*ctx));
+	ctx->mod = mod;
+	ctx->instance = inst;
+	ATOM_INIT(&ctx->ref, 2); // the handle table's, and ours until init returns
+	ctx->profile = G_NODE.profile;
+	ctx->handle = 0;
+	ctx->handle = skynet_handle_register(ctx);
+	struct message_queue *queue = ctx->queue = skynet_mq_create(ctx->handle);
+	context_inc();
+
+	int r = skynet_module_instance_init(mod, inst, ctx, param);
+	if (r == 0) {
+		struct skynet_context *ret = skynet_context_release(ctx);
+		if (ret)
+			ctx->init = true;
+		skynet_globalmq_push(queue);
+		if (ret)
+			skynet_error(ret, "LAUNCH %s %s", name, param ? param : "");
+		return ret;
+	}
+	skynet_error(ctx, "error: launch %s FAILED", name);
+	uint32_t handle = ctx->handle;
+	skynet_context_release(ctx);
+	skynet_handle_retire(handle);
+	struct drop_t d = {handle};
+	skynet_mq_release(queue, drop_message, &d);
+	return NULL;
+}
+
+int
+skynet_context_newsession(struct skynet_context *ctx) {
+	// Session always positive: 1..0x7fffffff, wrapping to 1.
+	int session = ++ctx->session_id;
+	if (session <= 0) {
+		ctx->session_id = 1;
+		return 1;
+	}
+	return session;
+}
+
+void
+skynet_context_grab(struct skynet_context *ctx) {
+	ATOM_FINC(&ctx->ref);
+}
+
+void
+skynet_context_reserve(struct skynet_context *ctx) {
+	skynet_context_grab(ctx);
+	// A reserved context (the logger) does not keep the node alive.
+	ctx->reserved = true;
+	context_dec();
+}
+
+static void
+delete_context(struct skynet_context *ctx) {
+	FILE *f = (FILE *)ATOM_LOAD(&ctx->logfile);
+	if (f)
+		fclose(f);
+	skynet_module_instance_release(ctx->mod, ctx->instance);
+	skynet_mq_mark_release(ctx->queue);
+	bool reserved = ctx->reserved;
+	skynet_free(ctx);
+	if (!reserved)
+		context_dec();
+}
+
+struct skynet_context *
+skynet_context_release(struct skynet_context *ctx) {
+	if (ATOM_FDEC(&ctx->ref) == 1) {
+		delete_context(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+uint32_t
+skynet_context_handle(struct skynet_context *ctx) {
+	return ctx->handle;
+}
+
+int
+skynet_context_push(uint32_t handle, struct skynet_message *message) {
+	struct skynet_context *ctx = skynet_handle_grab(handle);
+	if (ctx == NULL)
+		return SKYNET_EDEAD;
+	skynet_mq_push(ctx->queue, message);
+	skynet_context_release(ctx);
+	return 0;
+}
+
+void
+skynet_context_endless(uint32_t handle) {
+	struct skynet_context *ctx = skynet_handle_grab(handle);
+	if (ctx == NULL)
+		return;
+	ATOM_STORE(&ctx->endless, 1);
+	skynet_context_release(ctx);
+}
+
+void
+skynet_context_signal(uint32_t handle, int sig) {
+	struct skynet_context *ctx = skynet_handle_grab(handle);
+	if (ctx == NULL)
+		return;
+	skynet_module_instance_signal(ctx->mod, ctx->instance, sig);
+	skynet_context_release(ctx);
+}
+
+bool
+skynet_isremote(struct skynet_context *ctx, uint32_t handle, int *harbor) {
+	bool ret = skynet_harbor_isremote(handle);
+	if (harbor)
+		*harbor = (int)(handle >> HANDLE_REMOTE_SHIFT);
+	return ret;
+}
+
+static void
+dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
+	assert(ctx->init);
+	int calling = ATOM_XCHG(&ctx->calling, 1);
+	assert(calling == 0); // no service is ever entered by two threads
+	(void)calling;
+	pthread_setspecific(G_NODE.handle_key, (void *)(uintptr_t)(ctx->handle));
+	int type = skynet_message_type(msg->sz);
+	size_t sz = msg->sz & MESSAGE_TYPE_MASK;
+	FILE *f = (FILE *)ATOM_LOAD(&ctx->logfile);
+	if (f)
+		skynet_log_output(f, msg->source, type, msg->session, msg->data, sz);
+	ATOM_FADD_RELAXED(&ctx->message_count, 1); // read only for STAT
+	int reserve_msg;
+	if (ctx->profile) {
+		uint64_t start = clock_us();
+		ATOM_STORE_RELAXED(&ctx->cpu_start, start); // STAT time reads it on the same thread
+		reserve_msg = ctx->cb(ctx, ctx->cb_ud, type, msg->session, msg->source, msg->data, sz);
+		uint64_t cost = clock_us() - start;
+		ATOM_FADD_RELAXED(&ctx->cpu_cost, cost);
+		ATOM_STORE_RELAXED(&ctx->cpu_start, 0);
+	} else {
+		reserve_msg = ctx->cb(ctx, ctx->cb_ud, type, msg->session, msg->source, msg->data, sz);
+	}
+	if (!reserve_msg)
+		skynet_free(msg->data);
+	ATOM_STORE(&ctx->calling, 0);
+}
+
+struct message_queue *
+skynet_context_message_dispatch(struct skynet_monitor *sm, struct message_queue *q, int weight) {
+	if (q == NULL) {
+		q = skynet_globalmq_pop();
+		if (q == NULL)
+			return NULL;
+	}
+	uint32_t handle = skynet_mq_handle(q);
+	struct skynet_context *ctx = skynet_handle_grab(handle);
+	if (ctx == NULL) {
+		struct drop_t d = {handle};
+		skynet_mq_release(q, drop_message, &d);
+		return skynet_globalmq_pop();
+	}
+	int n = 1;
+	struct skynet_message msg;
+	for (int i = 0; i < n; i++) {
+		if (skynet_mq_pop(q, &msg)) {
+			skynet_context_release(ctx);
+			return skynet_globalmq_pop();
+		}
+		if (i == 0 && weight >= 0) {
+			n = skynet_mq_length(q);
+			n >>= weight;
+		}
+		int overload = skynet_mq_overload(q);
+		if (overload)
+			skynet_error(ctx, "error: May overload, message queue length = %d", overload);
+		skynet_monitor_trigger(sm, msg.source, handle);
+		if (ctx->cb == NULL)
+			skynet_free(msg.data);
+		else
+			dispatch_message(ctx, &msg);
+		skynet_monitor_trigger(sm, 0, 0);
+	}
+	assert(q == ctx->queue);
+	struct message_queue *nq = skynet_globalmq_pop();
+	if (nq) {
+		// Others wait: put this queue back and take the next one.
+		skynet_globalmq_push(q);
+		q = nq;
+	}
+	skynet_context_release(ctx);
+	return q;
+}
+
+void
+skynet_context_dispatchall(struct skynet_context *ctx) {
+	struct skynet_message msg;
+	struct message_queue *q = ctx->queue;
+	while (!skynet_mq_pop(q, &msg))
+		dispatch_message(ctx, &msg);
+}
+
+/* ":hex" or ".name" to a handle; 0 (and a log line for global names) otherwise. */
+uint32_t
+skynet_queryname(struct skynet_context *context, const char *name) {
+	switch (name[0]) {
+	case ':':
+		return (uint32_t)strtoul(name + 1, NULL, 16);
+	case '.':
+		return skynet_handle_findname(name + 1);
+	}
+	skynet_error(context, "error: Don't support query global name %s", name);
+	return 0;
+}
+
+static void
+handle_exit(struct skynet_context *context, uint32_t handle) {
+	if (handle == 0) {
+		handle = context->handle;
+		skynet_error(context, "KILL self");
+	} else {
+		skynet_error(context, "KILL :%0x", handle);
+	}
+	if (G_NODE.monitor_exit)
+		skynet_send(context, handle, G_NODE.monitor_exit, PTYPE_CLIENT, 0, NULL, 0);
+	skynet_handle_retire(handle);
+}
+
+/* Commands: each returns a borrowed string or NULL (spec 4.2). */
+
+static const char *
+cmd_timeout(struct skynet_context *context, const char *param) {
+	char *session_ptr = NULL;
+	int ti = (int)strtol(param, &session_ptr, 10);
+	int session = skynet_context_newsession(context);
+	skynet_timeout(context->handle, ti, session);
+	sprintf(context->result, "%d", session);
+	return context->result;
+}
+
+static const char *
+cmd_reg(struct skynet_context *context, const char *param) {
+	if (param == NULL || param[0] == '\0') {
+		sprintf(context->result, ":%x", context->handle);
+		return context->result;
+	}
+	if (param[0] == '.')
+		return skynet_handle_namehandle(context->handle, param + 1);
+	skynet_error(context, "error: Can't register global name %s in C", param);
+	return NULL;
+}
+
+static const char *
+cmd_query(struct skynet_context *context, const char *param) {
+	if (param && param[0] == '.') {
+		uint32_t handle = skynet_handle_findname(param + 1);
+		if (handle) {
+			sprintf(context->result, ":%x", handle);
+			return context->result;
+		}
+	}
+	return NULL;
+}
+
+static const char *
+cmd_name(struct skynet_context *context, const char *param) {
+	if (param == NULL)
+		return NULL;
+	char name[64];
+	char addr[64];
+	if (sscanf(param, "%63s %63s", name, addr) != 2 || addr[0] != ':')
+		return NULL;
+	uint32_t handle = (uint32_t)strtoul(addr + 1, NULL, 16);
+	if (handle == 0)
+		return NULL;
+	if (name[0] == '.')
+		return skynet_handle_namehandle(handle, name + 1);
+	skynet_error(context, "error: Can't set global name %s in C", name);
+	return NULL;
+}
+
+/* GLOBALNAME "name :hex": bind a global name (the single-node harbor, spec 7.8). */
+static const char *
+cmd_globalname(struct skynet_context *context, const char *param) {
+	if (param == NULL)
+		return NULL;
+	char name[RESULT_SIZE];
+	char addr[64];
+	if (sscanf(param, "%31s %63s", name, addr) != 2 || addr[0] != ':')
+		return NULL;
+	uint32_t handle = (uint32_t)strtoul(addr + 1, NULL, 16);
+	if (skynet_harbor_register(name, handle) != 0) {
+		skynet_error(context, "error: invalid global name %s", name);
+		return NULL;
+	}
+	memcpy(context->result, name, sizeof(name));
+	return context->result;
+}
+
+static const char *
+cmd_exit(struct skynet_context *context, const char *param) {
+	handle_exit(context, 0);
+	return NULL;
+}
+
+static uint32_t
+tohandle(struct skynet_context *context, const char *param) {
+	if (param == NULL)
+		return 0;
+	if (param[0] == ':')
+		return (uint32_t)strtoul(param + 1, NULL, 16);
+	if (param[0] == '.')
+		return skynet_handle_findname(param + 1);
+	skynet_error(context, "error: Can't convert %s to handle", param);
+	return 0;
+}
+
+static const char *
+cmd_kill(struct skynet_context *context, const char *param) {
+	uint32_t handle = tohandle(context, param);
+	if (handle)
+		handle_exit(context, handle);
+	return NULL;
+}
+
+static const char *
+cmd_launch(struct skynet_context *context, const char *param) {
+	if (param == NULL)
+		return NULL;
+	size_t sz = strlen(param);
+	char *tmp = skynet_malloc(sz + 1);
+	memcpy(tmp, param, sz + 1);
+	char *args = tmp;
+	char *mod = strsep(&args, " \t\r\n");
+	if (args) {
+		args[strcspn(args, "\r\n")] = '\0';
+	}
+	const char *result = NULL;
+	struct skynet_context *inst = skynet_context_new(mod, args);
+	if (inst) {
+		id_to_hex(context->result, inst->handle);
+		result = context->result;
+	}
+	skynet_free(tmp);
+	return result;
+}
+
+static const char *
+cmd_getenv(struct skynet_context *context, const char *param) {
+	return param ? skynet_getenv(param) : NULL;
+}
+
+static const char *
+cmd_setenv(struct skynet_context *context, const char *param) {
+	if (param == NULL)
+		return NULL;
+	size_t sz = strcspn(param, " ");
+	char *key = skynet_malloc(sz + 1);
+	memcpy(key, param, sz);
+	key[sz] = '\0';
+	const char *value = param[sz] ? param + sz + 1 : "";
+	if (skynet_setenv(key, value) != 0)
+		skynet_error(context, "error: Can't setenv exist key : %s", key);
+	skynet_free(key);
+	return NULL;
+}
+
+static const char *
+cmd_starttime(struct skynet_context *context, const char *param) {
+	sprintf(context->result, "%u", skynet_starttime());
+	return context->result;
+}
+
+static const char *
+cmd_now(struct skynet_context *context, const char *param) {
+	sprintf(context->result, "%" PRIu64, skynet_now());
+	return context->result;
+}
+
+static const char *
+cmd_abort(struct skynet_context *context, const char *param) {
+	skynet_handle_retireall();
+	return NULL;
+}
+
+static const char *
+cmd_monitor(struct skynet_context *context, const char *param) {
+	if (param == NULL || param[0] == '\0') {
+		if (G_NODE.monitor_exit) {
+			sprintf(context->result, ":%x", G_NODE.monitor_exit);
+			return context->result;
+		}
+		return NULL;
+	}
+	G_NODE.monitor_exit = tohandle(context, param);
+	return NULL;
+}
+
+static const char *
+cmd_endless(struct skynet_context *context, const char *param) {
+	int endless = ATOM_XCHG(&context->endless, 0);
+	strcpy(context->result, endless ? "1" : "0");
+	return context->result;
+}
+
+static const char *
+cmd_stat(struct skynet_context *context, const char *param) {
+	if (param == NULL)
+		return NULL;
+	if (strcmp(param, "mqlen") == 0) {
+		sprintf(context->result, "%d", skynet_mq_length(context->queue));
+	} else if (strcmp(param, "endless") == 0) {
+		return cmd_endless(context, param);
+	} else if (strcmp(param, "cpu") == 0) {
+		double t = (double)ATOM_LOAD_RELAXED(&context->cpu_cost) / 1000000.0;
+		sprintf(context->result, "%lf", t);
+	} else if (strcmp(param, "time") == 0) {
+		uint64_t start = ATOM_LOAD_RELAXED(&context->cpu_start);
+		double t = context->profile && start ? (double)(clock_us() - start) / 1000000.0 : 0;
+		sprintf(context->result, "%lf", t);
+	} else if (strcmp(param, "message") == 0) {
+		sprintf(context->result, "%d", ATOM_LOAD_RELAXED(&context->message_count));
+	} else if (strcmp(param, "timers") == 0) {
+		sprintf(context->result, "%zu", skynet_timer_pending(context->handle));
+	} else if (strcmp(param, "timers_total") == 0) {
+		sprintf(context->result, "%zu", skynet_timer_pending(0));
+	} else {
+		context->result[0] = '\0';
+	}
+	return context->result;
+}
+
+static const char *
+cmd_logon(struct skynet_context *context, const char *param) {
+	uint32_t handle = tohandle(context, param);
+	if (handle == 0)
+		return NULL;
+	struct skynet_context *ctx = skynet_handle_grab(handle);
+	if (ctx == NULL)
+		return NULL;
+	if (ATOM_LOAD(&ctx->logfile) == NULL) {
+		FILE *f = skynet_log_open(context, handle);
+		if (f && !ATOM_CAS(&ctx->logfile, NULL, (void *)f))
+			fclose(f); // another LOGON won the race
+	}
+	skynet_context_release(ctx);
+	return NULL;
+}
+
+static const char *
+cmd_logoff(struct skynet_context *context, const char *param) {
+	uint32_t handle = tohandle(context, param);
+	if (handle == 0)
+		return NULL;
+	struct skynet_context *ctx = skynet_handle_grab(handle);
+	if (ctx == NULL)
+		return NULL;
+	FILE *f = (FILE *)ATOM_XCHG(&ctx->logfile, NULL);
+	if (f)
+		skynet_log_close(context, f, handle);
+	skynet_context_release(ctx);
+	return NULL;
+}
+
+static const char *
+cmd_signal(struct skynet_context *context, const char *param) {
+	uint32_t handle = tohandle(context, param);
+	if (handle == 0)
+		return NULL;
+	int sig = 0;
+	const char *space = strchr(param, ' ');
+	if (space)
+		sig = (int)strtol(space + 1, NULL, 0);
+	skynet_context_signal(handle, sig);
+	return NULL;
+}
+
+struct command_func {
+	const char *name;
+	const char *(*func)(struct skynet_context *context, const char *param);
+};
+
+static const struct command_func CMD_FUNCS[] = {
+	{"TIMEOUT", cmd_timeout},   {"REG", cmd_reg},         {"QUERY", cmd_query},
+	{"NAME", cmd_name},         {"EXIT", cmd_exit},       {"KILL", cmd_kill},
+	{"LAUNCH", cmd_launch},     {"GETENV", cmd_getenv},   {"SETENV", cmd_setenv},
+	{"STARTTIME", cmd_starttime}, {"NOW", cmd_now},       {"ABORT", cmd_abort},
+	{"MONITOR", cmd_monitor},   {"STAT", cmd_stat},       {"ENDLESS", cmd_endless},
+	{"LOGON", cmd_logon},       {"LOGOFF", cmd_logoff},   {"SIGNAL", cmd_signal},
+	{"GLOBALNAME", cmd_globalname}, {NULL, NULL},
+};
+
+const char *
+skynet_command(struct skynet_context *context, const char *cmd, const char *param) {
+	for (const struct command_func *method = CMD_FUNCS; method->name; method++) {
+		if (strcmp(cmd, method->name) == 0)
+			return method->func(context, param);
+	}
+	return NULL;
+}
+
+/* Allocate a session, copy the payload unless donated, fold the type into sz. */
+static void
+filter_args(struct skynet_context *context, int type, int *session, void **data, size_t *sz) {
+	int needcopy = !(type & PTYPE_TAG_DONTCOPY);
+	int allocsession = type & PTYPE_TAG_ALLOCSESSION;
+	type &= 0xff;
+	if (allocsession) {
+		assert(*session == 0);
+		*session = skynet_context_newsession(context);
+	}
+	if (needcopy && *data) {
+		char *msg = skynet_malloc(*sz + 1);
+		memcpy(msg, *data, *sz);
+		msg[*sz] = '\0';
+		*data = msg;
+	}
+	*sz = skynet_message_sz(type, *sz);
+}
+
+int
+skynet_send(struct skynet_context *context, uint32_t source, uint32_t destination, int type,
+            int session, void *data, size_t sz) {
+	if ((sz & MESSAGE_TYPE_MASK) != sz) {
+		skynet_error(context, "error: the message to :%08x is too large", destination);
+		if (type & PTYPE_TAG_DONTCOPY)
+			skynet_free(data);
+		return SKYNET_ETOOBIG;
+	}
+	filter_args(context, type, &session, &data, &sz);
+	if (source == 0)
+		source = context->handle;
+	if (destination == 0) {
+		if (data) {
+			skynet_error(context, "error: destination address can't be 0");
+			skynet_free(data);
+			return SKYNET_EDEAD;
+		}
+		return session;
+	}
+	if (skynet_harbor_isremote(destination)) {
+		// Single-node build: there is no route to another harbor.
+		skynet_free(data);
+		return SKYNET_EDEAD;
+	}
+	struct skynet_message smsg = {
+		.source = source,
+		.session = session,
+		.data = data,
+		.sz = sz,
+	};
+	if (skynet_context_push(destination, &smsg)) {
+		skynet_free(data);
+		return SKYNET_EDEAD;
+	}
+	return session;
+}
+
+int
+skynet_sendname(struct skynet_context *context, uint32_t source, const char *addr, int type,
+                int session, void *data, size_t sz) {
+	if (source == 0)
+		source = context->handle;
+	uint32_t des = 0;
+	if (addr[0] == ':') {
+		des = (uint32_t)strtoul(addr + 1, NULL, 16);
+	} else if (addr[0] == '.') {
+		des = skynet_handle_findname(addr + 1);
+		if (des == 0) {
+			if (type & PTYPE_TAG_DONTCOPY)
+				skynet_free(data);
+			return SKYNET_EDEAD;
+		}
+	} else {
+		if ((sz & MESSAGE_TYPE_MASK) != sz) {
+			skynet_error(context, "error: the message to %s is too large", addr);
+			if (type & PTYPE_TAG_DONTCOPY)
+				skynet_free(data);
+			return SKYNET_ETOOBIG;
+		}
+		filter_args(context, type, &session, &data, &sz);
+		struct skynet_message smsg = {
+			.source = source,
+			.session = session,
+			.data = data,
+			.sz = sz,
+		};
+		if (skynet_harbor_send(addr, &smsg) != 0) {
+			skynet_free(data);
+			return SKYNET_EDEAD;
+		}
+		return session;
+	}
+	return skynet_send(context, source, des, type, session, data, sz);
+}
+
+void
+skynet_callback(struct skynet_context *context, void *ud, skynet_cb cb) {
+	context->cb = cb;
+	context->cb_ud = ud;
+}
+
+void
+skynet_context_send(struct skynet_context *ctx, void *msg, size_t sz, uint32_t source, int type,
+                    int session) {
+	struct skynet_message smsg = {
+		.source = source,
+		.session = session,
+		.data = msg,
+		.sz = skynet_message_sz(type, sz),
+	};
+	skynet_mq_push(ctx->queue, &smsg);
+}
+
+void
+skynet_globalinit(void) {
+	ATOM_INIT(&G_NODE.total, 0);
+	G_NODE.monitor_exit = 0;
+	G_NODE.profile = true;
+	if (pthread_key_create(&G_NODE.handle_key, NULL)) {
+		fprintf(stderr, "pthread_key_create failed");
+		exit(1);
+	}
+	G_NODE.init = 1;
+	// The main thread gets a small negative id, like the other non-worker threads.
+	skynet_initthread(THREAD_MAIN);
+}
+
+void
+skynet_globalexit(void) {
+	pthread_key_delete(G_NODE.handle_key);
+	G_NODE.init = 0;
+}
+
+void
+skynet_initthread(int m) {
+	uintptr_t v = (uint32_t)(-m);
+	pthread_setspecific(G_NODE.handle_key, (void *)v);
+}
+
+void
+skynet_profile_enable(int enable) {
+	G_NODE.profile = (bool)enable;
+}

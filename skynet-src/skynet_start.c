@@ -1,0 +1,334 @@
+/*
+ * Threads and boot.
+ *
+ * Workers: each loops dispatching queues; one with nothing to do sleeps on
+ * the shared condition variable (sleep counts the sleepers). Any push that
+ * puts a queue into the global queue calls wakeup(), which signals one
+ * sleeper, so a message never waits for the timer thread. No lost wakeup:
+ * a sleeper increments sleep, then re-checks the global queue, under the
+ * mutex; a pusher appends to the global queue, then (after a full fence)
+ * reads sleep and, if non-zero, signals under the mutex. In the total
+ * order of those seq-cst operations either the sleeper sees the queue or
+ * the pusher sees the sleeper.
+ *
+ * Timer thread: every 2.5 ms it advances the wheel to the monotonic clock.
+ * In virtual time it instead waits until the node is idle (every worker
+ * asleep and the global queue empty; the last worker to fall asleep kicks
+ * it) and jumps the clock to the next deadline. It also forwards SIGHUP to
+ * the logger and notices when the last service exited: it then sets quit
+ * and wakes everyone.
+ *
+ * Monitor thread: every 5 s checks each worker's monitor record.
+ *
+ * Lock order: worker cond mutex, then timer kick mutex. A spurious early
+ * wake of the monitor (only stop_all signals it) just ends it sooner.
+ */
+#include "skynet_start.h"
+
+#include "skynet.h"
+#include "skynet_daemon.h"
+#include "skynet_env.h"
+#include "skynet_handle.h"
+#include "skynet_harbor.h"
+#include "skynet_module.h"
+#include "skynet_monitor.h"
+#include "skynet_mq.h"
+#include "skynet_server.h"
+#include "skynet_timer.h"
+#include "atomic.h"
+#include "skynet_cond.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TIMER_PERIOD_US      2500
+#define MONITOR_PERIOD_S     5
+
+struct monitor {
+	int count;
+	struct skynet_monitor **m; // owned, one per worker
+	struct skynet_cond cond;   // workers sleep here
+	struct skynet_cond kick;   // the timer thread waits here in virtual time
+	struct skynet_cond idle;   // the monitor thread waits here between checks
+	ATOM_INT sleep;            // workers asleep on cond
+	ATOM_INT quit;
+	bool virtual_time;
+};
+
+struct worker_parm {
+	struct monitor *m;
+	int id;
+	int weight;
+};
+
+static struct monitor *M = NULL;
+static volatile sig_atomic_t SIGHUP_PENDING = 0;
+
+static void
+handle_hup(int signal) {
+	if (signal == SIGHUP)
+		SIGHUP_PENDING = 1;
+}
+
+static void
+wakeup(void) {
+	struct monitor *m = M;
+	ATOM_FENCE(); // order the global-queue append before reading sleep (see top comment)
+	if (ATOM_LOAD(&m->sleep) > 0) {
+		skynet_cond_lock(&m->cond);
+		skynet_cond_signal(&m->cond);
+		skynet_cond_unlock(&m->cond);
+	}
+}
+
+static bool
+is_idle(struct monitor *m) {
+	return ATOM_LOAD(&m->sleep) == m->count && skynet_globalmq_empty();
+}
+
+static void
+signal_hup(void) {
+	// Ask the logger to reopen its file.
+	uint32_t logger = skynet_handle_findname("logger");
+	if (logger) {
+		struct skynet_message msg = {
+			.source = 0,
+			.session = 0,
+			.data = NULL,
+			.sz = skynet_message_sz(PTYPE_SYSTEM, 0),
+		};
+		skynet_context_push(logger, &msg);
+	}
+}
+
+static void
+stop_all(struct monitor *m) {
+	skynet_cond_lock(&m->cond);
+	ATOM_STORE(&m->quit, 1);
+	skynet_cond_broadcast(&m->cond);
+	skynet_cond_unlock(&m->cond);
+	skynet_cond_lock(&m->kick);
+	skynet_cond_broadcast(&m->kick);
+	skynet_cond_unlock(&m->kick);
+	skynet_cond_lock(&m->idle);
+	skynet_cond_broadcast(&m->idle);
+	skynet_cond_unlock(&m->idle);
+}
+
+static void
+virtual_step(struct monitor *m) {
+	skynet_cond_lock(&m->kick);
+	if (!is_idle(m))
+		skynet_cond_timedwait(&m->kick, 1000);
+	skynet_cond_unlock(&m->kick);
+	if (is_idle(m) && !skynet_timer_advance_idle()) {
+		// Idle with nothing pending: only an outside event (socket) can wake the node.
+		usleep(1000);
+	}
+}
+
+static void *
+thread_timer(void *p) {
+	struct monitor *m = p;
+	skynet_initthread(THREAD_TIMER);
+	for (;;) {
+		if (m->virtual_time) {
+			virtual_step(m);
+		} else {
+			skynet_updatetime();
+			usleep(TIMER_PERIOD_US);
+		}
+		if (skynet_context_total() == 0)
+			break;
+		if (SIGHUP_PENDING) {
+			SIGHUP_PENDING = 0;
+			signal_hup();
+		}
+	}
+	stop_all(m);
+	return NULL;
+}
+
+static void *
+thread_monitor(void *p) {
+	struct monitor *m = p;
+	skynet_initthread(THREAD_MONITOR);
+	for (;;) {
+		skynet_cond_lock(&m->idle);
+		if (!ATOM_LOAD(&m->quit))
+			skynet_cond_timedwait(&m->idle, MONITOR_PERIOD_S * 1000000L);
+		skynet_cond_unlock(&m->idle);
+		if (ATOM_LOAD(&m->quit) || skynet_context_total() == 0)
+			break;
+		for (int i = 0; i < m->count; i++)
+			skynet_monitor_check(m->m[i]);
+	}
+	return NULL;
+}
+
+static void
+worker_sleep(struct monitor *m) {
+	skynet_cond_lock(&m->cond);
+	int sleepers = ATOM_FINC(&m->sleep) + 1;
+	if (sleepers == m->count && m->virtual_time) {
+		skynet_cond_lock(&m->kick);
+		skynet_cond_broadcast(&m->kick);
+		skynet_cond_unlock(&m->kick);
+	}
+	if (!ATOM_LOAD(&m->quit) && skynet_globalmq_empty())
+		skynet_cond_wait(&m->cond);
+	ATOM_FDEC(&m->sleep);
+	skynet_cond_unlock(&m->cond);
+}
+
+static void *
+thread_worker(void *p) {
+	struct worker_parm *wp = p;
+	struct monitor *m = wp->m;
+	struct skynet_monitor *sm = m->m[wp->id];
+	skynet_initthread(THREAD_WORKER);
+	struct message_queue *q = NULL;
+	while (!ATOM_LOAD(&m->quit)) {
+		q = skynet_context_message_dispatch(sm, q, wp->weight);
+		if (q == NULL)
+			worker_sleep(m);
+	}
+	return NULL;
+}
+
+/* Spec 1.2: -1 x4, 0 x4, 1 x8, 2 x8, 3 x8, then 0. */
+static int
+worker_weight(int i) {
+	static const int weight[] = {
+		-1, -1, -1, -1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+		2,  2,  2,  2,  2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,
+	};
+	return i < (int)(sizeof(weight) / sizeof(weight[0])) ? weight[i] : 0;
+}
+
+static void
+create_thread(pthread_t *thread, void *(*start_routine)(void *), void *arg) {
+	if (pthread_create(thread, NULL, start_routine, arg)) {
+		fprintf(stderr, "Create thread failed\n");
+		exit(1);
+	}
+}
+
+static void
+run_threads(int thread, bool virtual_time) {
+	pthread_t pid[thread + 2];
+	struct monitor *m = skynet_calloc(1, sizeof(*m));
+	m->count = thread;
+	m->virtual_time = virtual_time;
+	ATOM_INIT(&m->sleep, 0);
+	ATOM_INIT(&m->quit, 0);
+	m->m = skynet_malloc(thread * sizeof(struct skynet_monitor *));
+	for (int i = 0; i < thread; i++)
+		m->m[i] = skynet_monitor_new();
+	skynet_cond_init(&m->cond);
+	skynet_cond_init(&m->kick);
+	skynet_cond_init(&m->idle);
+	M = m;
+	skynet_mq_set_wakeup(wakeup);
+
+	create_thread(&pid[0], thread_monitor, m);
+	create_thread(&pid[1], thread_timer, m);
+	struct worker_parm wp[thread];
+	for (int i = 0; i < thread; i++) {
+		wp[i].m = m;
+		wp[i].id = i;
+		wp[i].weight = worker_weight(i);
+		create_thread(&pid[i + 2], thread_worker, &wp[i]);
+	}
+	for (int i = 0; i < thread + 2; i++)
+		pthread_join(pid[i], NULL);
+
+	skynet_mq_set_wakeup(NULL);
+	M = NULL;
+	for (int i = 0; i < thread; i++)
+		skynet_monitor_delete(m->m[i]);
+	skynet_free(m->m);
+	skynet_cond_destroy(&m->cond);
+	skynet_cond_destroy(&m->kick);
+	skynet_cond_destroy(&m->idle);
+	skynet_free(m);
+}
+
+static void
+bootstrap(struct skynet_context *logger, const char *cmdline) {
+	size_t sz = strlen(cmdline);
+	char *name = skynet_malloc(sz + 1);
+	char *args = skynet_malloc(sz + 1);
+	int arg_pos;
+	name[0] = args[0] = '\0';
+	sscanf(cmdline, "%s%n", name, &arg_pos);
+	while (cmdline[arg_pos] == ' ')
+		arg_pos++;
+	strcpy(args, cmdline + arg_pos);
+	struct skynet_context *ctx = skynet_context_new(name, args);
+	skynet_free(name);
+	skynet_free(args);
+	if (ctx == NULL) {
+		skynet_error(NULL, "Bootstrap error : %s", cmdline);
+		skynet_context_dispatchall(logger);
+		exit(1);
+	}
+}
+
+static void
+drop_free(struct skynet_message *msg, void *ud) {
+	skynet_free(msg->data);
+}
+
+/* After every thread stopped: flush and free the logger and whatever queues remain. */
+static void
+shutdown_node(struct skynet_context *logger) {
+	skynet_context_dispatchall(logger);
+	skynet_handle_retireall();
+	skynet_context_release(logger); // the reservation
+	struct message_queue *q;
+	while ((q = skynet_globalmq_pop()) != NULL)
+		skynet_mq_release(q, drop_free, NULL);
+}
+
+void
+skynet_start(struct skynet_config *config) {
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handle_hup;
+	sa.sa_flags = SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
+
+	if (config->daemon && skynet_daemon_init(config->daemon) != 0)
+		exit(1);
+	skynet_harbor_init(config->harbor);
+	skynet_handle_init(config->harbor);
+	skynet_mq_init();
+	skynet_module_init(config->module_path);
+	skynet_timer_init(config->virtual_time);
+	skynet_profile_enable(config->profile);
+
+	struct skynet_context *logger = skynet_context_new(config->logservice, config->logger);
+	if (logger == NULL) {
+		fprintf(stderr, "Can't launch %s service\n", config->logservice);
+		exit(1);
+	}
+	skynet_handle_namehandle(skynet_context_handle(logger), "logger");
+	skynet_context_reserve(logger);
+
+	bootstrap(logger, config->bootstrap);
+	run_threads(config->thread, config->virtual_time);
+
+	shutdown_node(logger);
+	skynet_timer_exit();
+	skynet_module_exit();
+	skynet_handle_exit();
+	skynet_harbor_exit();
+	skynet_mq_exit();
+	if (config->daemon)
+		skynet_daemon_exit(config->daemon);
+}

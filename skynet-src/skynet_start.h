@@ -1,0 +1,27 @@
+#ifndef SKYNET_START_H
+#define SKYNET_START_H
+
+/*
+ * Node boot and the thread model (spec 1.1, 7.1): set up every subsystem,
+ * launch the logger and the bootstrap service, run the worker, timer and
+ * monitor threads until the last service exits, then tear everything down.
+ */
+
+#include <stdbool.h>
+
+struct skynet_config {
+	int thread;             // worker count, 1..1024
+	int harbor;             // node id, 0..255
+	bool profile;           // per-service CPU accounting
+	bool virtual_time;      // config timer = "virtual"
+	const char *daemon;     // pid file, or NULL
+	const char *module_path; // cpath
+	const char *bootstrap;  // command line of the first service
+	const char *logger;     // logger parameter (file), or NULL for stdout
+	const char *logservice; // module of the log service
+};
+
+/* Run the node. Returns when it stopped; exits the process on a boot failure. */
+void skynet_start(struct skynet_config *config);
+
+#endif

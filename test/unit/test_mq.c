@@ -1,0 +1,199 @@
+/* Message queues: order, growth, global-queue membership, overload, release. */
+#include "tt.h"
+
+#include "skynet.h"
+#include "skynet_mq.h"
+
+static struct skynet_message
+msg_n(int n) {
+	struct skynet_message m = {.source = 1, .session = n, .data = NULL, .sz = 0};
+	return m;
+}
+
+static void
+fifo_order_and_growth(int *failed) {
+	skynet_mq_init();
+	struct message_queue *q = skynet_mq_create(7);
+	TT_CHECK(skynet_mq_handle(q) == 7);
+	enum { N = 10000 }; // far past the initial 64 slots
+	for (int i = 0; i < N; i++) {
+		struct skynet_message m = msg_n(i);
+		skynet_mq_push(q, &m);
+	}
+	TT_CHECK(skynet_mq_length(q) == N);
+	int in_order = 1;
+	struct skynet_message m;
+	for (int i = 0; i < N; i++) {
+		if (skynet_mq_pop(q, &m) != 0 || m.session != i)
+			in_order = 0;
+	}
+	TT_CHECK(in_order);
+	TT_CHECK(skynet_mq_pop(q, &m) == 1);
+	skynet_mq_mark_release(q); // empty and out of the global queue: joins it
+	TT_CHECK(skynet_globalmq_pop() == q);
+	skynet_mq_release(q, NULL, NULL);
+	skynet_mq_exit();
+}
+
+static void
+wraparound_keeps_order(int *failed) {
+	skynet_mq_init();
+	struct message_queue *q = skynet_mq_create(1);
+	int next_push = 0, next_pop = 0, ok = 1;
+	struct skynet_message m;
+	// Interleave so head and tail wrap many times, growing in between.
+	for (int round = 0; round < 200; round++) {
+		for (int i = 0; i < 50 + round; i++) {
+			m = msg_n(next_push++);
+			skynet_mq_push(q, &m);
+		}
+		for (int i = 0; i < 45 + round; i++) {
+			if (skynet_mq_pop(q, &m) != 0 || m.session != next_pop++)
+				ok = 0;
+		}
+	}
+	while (skynet_mq_pop(q, &m) == 0) {
+		if (m.session != next_pop++)
+			ok = 0;
+	}
+	TT_CHECK(ok);
+	TT_CHECK(next_pop == next_push);
+	skynet_mq_mark_release(q);
+	TT_CHECK(skynet_globalmq_pop() == q);
+	skynet_mq_release(q, NULL, NULL);
+	skynet_mq_exit();
+}
+
+static int WAKEUPS;
+
+static void
+count_wakeup(void) {
+	WAKEUPS++;
+}
+
+static void
+global_membership(int *failed) {
+	skynet_mq_init();
+	skynet_mq_set_wakeup(count_wakeup);
+	WAKEUPS = 0;
+	struct message_queue *q = skynet_mq_create(1);
+	struct skynet_message m = msg_n(1);
+	// A new queue counts as in the global queue (init running): pushes do not link it.
+	skynet_mq_push(q, &m);
+	TT_CHECK(skynet_globalmq_empty());
+	TT_CHECK(WAKEUPS == 0);
+	skynet_globalmq_push(q); // init succeeded
+	TT_CHECK(WAKEUPS == 1);
+	TT_CHECK(!skynet_globalmq_empty());
+	skynet_mq_push(q, &m); // already in: not linked twice
+	TT_CHECK(skynet_globalmq_pop() == q);
+	TT_CHECK(skynet_globalmq_pop() == NULL);
+	// A worker holds q: drains it; the empty pop takes it out of the global queue.
+	TT_CHECK(skynet_mq_pop(q, &m) == 0);
+	TT_CHECK(skynet_mq_pop(q, &m) == 0);
+	TT_CHECK(skynet_mq_pop(q, &m) == 1);
+	TT_CHECK(skynet_globalmq_empty());
+	// The next push links it again, once, and wakes a worker.
+	skynet_mq_push(q, &m);
+	skynet_mq_push(q, &m);
+	TT_CHECK(WAKEUPS == 2);
+	TT_CHECK(skynet_globalmq_pop() == q);
+	TT_CHECK(skynet_globalmq_pop() == NULL);
+	int dropped = 0;
+	while (skynet_mq_pop(q, &m) == 0)
+		dropped++;
+	TT_CHECK(dropped == 2);
+	skynet_mq_mark_release(q);
+	TT_CHECK(skynet_globalmq_pop() == q);
+	skynet_mq_release(q, NULL, NULL);
+	skynet_mq_exit();
+}
+
+static void
+global_fifo(int *failed) {
+	skynet_mq_init();
+	struct message_queue *q[3];
+	for (int i = 0; i < 3; i++) {
+		q[i] = skynet_mq_create(i + 1);
+		skynet_globalmq_push(q[i]);
+	}
+	for (int i = 0; i < 3; i++)
+		TT_CHECK(skynet_globalmq_pop() == q[i]);
+	TT_CHECK(skynet_globalmq_pop() == NULL);
+	for (int i = 0; i < 3; i++) {
+		struct skynet_message m;
+		TT_CHECK(skynet_mq_pop(q[i], &m) == 1);
+		skynet_mq_mark_release(q[i]);
+		skynet_mq_release(skynet_globalmq_pop(), NULL, NULL);
+	}
+	skynet_mq_exit();
+}
+
+static void
+overload_once_per_doubling(int *failed) {
+	skynet_mq_init();
+	struct message_queue *q = skynet_mq_create(1);
+	struct skynet_message m = msg_n(0);
+	for (int i = 0; i < 5000; i++)
+		skynet_mq_push(q, &m);
+	TT_CHECK(skynet_mq_overload(q) == 0);
+	TT_CHECK(skynet_mq_pop(q, &m) == 0); // 4999 left: past 1024, 2048 and 4096
+	TT_CHECK(skynet_mq_overload(q) == 4999);
+	TT_CHECK(skynet_mq_overload(q) == 0); // read clears
+	TT_CHECK(skynet_mq_pop(q, &m) == 0);
+	TT_CHECK(skynet_mq_overload(q) == 0); // threshold is 8192 now
+	while (skynet_mq_pop(q, &m) == 0)
+		;
+	// An empty pop resets the threshold to 1024.
+	for (int i = 0; i < 1100; i++)
+		skynet_mq_push(q, &m);
+	TT_CHECK(skynet_mq_pop(q, &m) == 0);
+	TT_CHECK(skynet_mq_overload(q) == 1099);
+	while (skynet_mq_pop(q, &m) == 0)
+		;
+	skynet_mq_mark_release(q);
+	skynet_mq_release(skynet_globalmq_pop(), NULL, NULL);
+	skynet_mq_exit();
+}
+
+static int DROPPED;
+
+static void
+count_drop(struct skynet_message *msg, void *ud) {
+	DROPPED += *(int *)ud;
+	skynet_free(msg->data);
+}
+
+static void
+release_drains(int *failed) {
+	skynet_mq_init();
+	struct message_queue *q = skynet_mq_create(1);
+	for (int i = 0; i < 3; i++) {
+		struct skynet_message m = {.data = skynet_malloc(8), .sz = 8};
+		skynet_mq_push(q, &m);
+	}
+	skynet_globalmq_push(q);
+	TT_CHECK(skynet_globalmq_pop() == q);
+	// Not released yet: release puts it back into the global queue.
+	int one = 1;
+	DROPPED = 0;
+	skynet_mq_release(q, count_drop, &one);
+	TT_CHECK(DROPPED == 0);
+	TT_CHECK(skynet_globalmq_pop() == q);
+	skynet_mq_mark_release(q); // in_global already set: not linked again
+	TT_CHECK(skynet_globalmq_empty());
+	skynet_mq_release(q, count_drop, &one);
+	TT_CHECK(DROPPED == 3);
+	skynet_mq_exit();
+}
+
+int
+main(void) {
+	TT_RUN(fifo_order_and_growth);
+	TT_RUN(wraparound_keeps_order);
+	TT_RUN(global_membership);
+	TT_RUN(global_fifo);
+	TT_RUN(overload_once_per_doubling);
+	TT_RUN(release_drains);
+	return tt_summary();
+}

@@ -1,0 +1,318 @@
+/*
+ * Scheduler: a full node in-process (skynet_start) with static modules.
+ *
+ * stress: NSVC services each send K messages to every other service, in
+ * batches interleaved with ticks to themselves, for worker counts 1..8.
+ * Checks: every message delivered exactly once, per-pair order kept, no
+ * service entered by two threads at once (an atomic flag per service),
+ * and the node stops by itself when the last service exits.
+ *
+ * dead handles: requests queued to a service that exits come back as
+ * PTYPE_ERROR with their sessions; a send to a handle that never existed
+ * fails at once.
+ */
+#include "tt.h"
+
+#include "skynet.h"
+#include "skynet_env.h"
+#include "skynet_handle.h"
+#include "skynet_module.h"
+#include "skynet_monitor.h"
+#include "skynet_server.h"
+#include "skynet_start.h"
+#include "atomic.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define NSVC  12
+#define BATCH 7
+
+static int K; // messages from each service to each other one
+
+struct payload {
+	int from;
+	int seq;
+};
+
+struct stress {
+	int id;
+	ATOM_INT busy;
+	int next_target;
+	int sent_to[NSVC];
+	int expect_from[NSVC];
+	int received;
+	int total_to_send;
+	int sent;
+	bool done;
+};
+
+static uint32_t HANDLES[NSVC];
+static ATOM_INT RECEIVED;
+static ATOM_INT ORDER_ERRORS;
+static ATOM_INT DOUBLE_ENTRY;
+static ATOM_INT EXITED;
+
+static void *
+stress_create(void) {
+	return skynet_calloc(1, sizeof(struct stress));
+}
+
+static void
+stress_release(void *inst) {
+	skynet_free(inst);
+}
+
+static void
+send_batch(struct skynet_context *ctx, struct stress *s) {
+	for (int b = 0; b < BATCH && s->sent < s->total_to_send; b++) {
+		int t;
+		do {
+			t = s->next_target;
+			s->next_target = (s->next_target + 1) % NSVC;
+		} while (t == s->id || s->sent_to[t] >= K);
+		struct payload p = {s->id, s->sent_to[t]++};
+		skynet_send(ctx, 0, HANDLES[t], PTYPE_CLIENT, 0, &p, sizeof(p));
+		s->sent++;
+	}
+	if (s->sent < s->total_to_send)
+		skynet_send(ctx, 0, skynet_context_handle(ctx), PTYPE_TEXT, 0, "tick", 4);
+}
+
+static void
+maybe_exit(struct skynet_context *ctx, struct stress *s) {
+	if (!s->done && s->sent == s->total_to_send && s->received == (NSVC - 1) * K) {
+		s->done = true;
+		ATOM_FINC(&EXITED);
+		skynet_command(ctx, "EXIT", NULL);
+	}
+}
+
+static int
+stress_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+          const void *msg, size_t sz) {
+	struct stress *s = ud;
+	if (ATOM_XCHG(&s->busy, 1) != 0)
+		ATOM_FINC(&DOUBLE_ENTRY);
+	if (type == PTYPE_TEXT) {
+		send_batch(ctx, s);
+	} else if (type == PTYPE_CLIENT && sz == sizeof(struct payload)) {
+		const struct payload *p = msg;
+		if (p->seq != s->expect_from[p->from])
+			ATOM_FINC(&ORDER_ERRORS);
+		s->expect_from[p->from] = p->seq + 1;
+		s->received++;
+		ATOM_FINC(&RECEIVED);
+	}
+	maybe_exit(ctx, s);
+	ATOM_STORE(&s->busy, 0);
+	return 0;
+}
+
+static int
+stress_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	struct stress *s = inst;
+	s->id = atoi(parm);
+	s->total_to_send = (NSVC - 1) * K;
+	skynet_callback(ctx, s, stress_cb);
+	return 0;
+}
+
+/* driver: launches the stress services, starts them, exits on its own message. */
+static int
+driver_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+          const void *msg, size_t sz) {
+	skynet_command(ctx, "EXIT", NULL);
+	return 0;
+}
+
+static int
+driver_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	for (int i = 0; i < NSVC; i++) {
+		char arg[16];
+		snprintf(arg, sizeof(arg), "%d", i);
+		struct skynet_context *c = skynet_context_new("stress", arg);
+		HANDLES[i] = c ? skynet_context_handle(c) : 0;
+	}
+	for (int i = 0; i < NSVC; i++)
+		skynet_send(ctx, 0, HANDLES[i], PTYPE_TEXT, 0, "go", 2);
+	skynet_callback(ctx, NULL, driver_cb);
+	skynet_send(ctx, 0, skynet_context_handle(ctx), PTYPE_TEXT, 0, "exit", 4);
+	return 0;
+}
+
+static int
+quiet_logger_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+                const void *msg, size_t sz) {
+	if (getenv("TT_VERBOSE"))
+		fprintf(stderr, "[:%08x] %.*s\n", source, (int)sz, (const char *)msg);
+	return 0;
+}
+
+static int
+quiet_logger_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	skynet_callback(ctx, NULL, quiet_logger_cb);
+	return 0;
+}
+
+/* The modules a node in this test can launch, registered before each boot. */
+static void
+insert_modules(void);
+
+static void
+run_node(int threads, const char *bootstrap, bool virtual_time) {
+	skynet_module_init("");
+	insert_modules();
+	struct skynet_config config = {
+		.thread = threads,
+		.harbor = 0,
+		.profile = true,
+		.virtual_time = virtual_time,
+		.daemon = NULL,
+		.module_path = "",
+		.bootstrap = bootstrap,
+		.logger = NULL,
+		.logservice = "logger",
+	};
+	skynet_start(&config);
+}
+
+static void
+stress_all_worker_counts(int *failed) {
+	K = tt_stress() ? 300 : 60;
+	for (int threads = 1; threads <= 8; threads++) {
+		ATOM_STORE(&RECEIVED, 0);
+		ATOM_STORE(&ORDER_ERRORS, 0);
+		ATOM_STORE(&DOUBLE_ENTRY, 0);
+		ATOM_STORE(&EXITED, 0);
+		run_node(threads, "driver", false);
+		TT_CHECK(ATOM_LOAD(&RECEIVED) == NSVC * (NSVC - 1) * K);
+		TT_CHECK(ATOM_LOAD(&ORDER_ERRORS) == 0);
+		TT_CHECK(ATOM_LOAD(&DOUBLE_ENTRY) == 0);
+		TT_CHECK(ATOM_LOAD(&EXITED) == NSVC);
+		TT_CHECK(skynet_context_total() == 0);
+	}
+}
+
+/* dead: exits on its first message. asker: queues requests behind that. */
+static int
+dead_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+        const void *msg, size_t sz) {
+	skynet_command(ctx, "EXIT", NULL);
+	return 0;
+}
+
+static int
+dead_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	skynet_callback(ctx, NULL, dead_cb);
+	return 0;
+}
+
+#define NREQ 3
+
+struct asker {
+	uint32_t target;
+	int sessions[NREQ];
+	int errors_matched;
+	int errors_wrong_source;
+	int send_to_void;
+	int send_to_void_named;
+	int giveup_session;
+};
+
+static struct asker ASKER;
+
+static int
+asker_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+         const void *msg, size_t sz) {
+	struct asker *a = &ASKER;
+	if (type == PTYPE_ERROR) {
+		for (int i = 0; i < NREQ; i++) {
+			if (a->sessions[i] == session) {
+				a->sessions[i] = 0;
+				a->errors_matched++;
+				if (source != a->target)
+					a->errors_wrong_source++;
+			}
+		}
+	}
+	bool give_up = type == PTYPE_RESPONSE && source == 0 && session == a->giveup_session;
+	if (a->errors_matched == NREQ || give_up)
+		skynet_command(ctx, "EXIT", NULL);
+	return 0;
+}
+
+static int
+asker_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	struct asker *a = &ASKER;
+	memset(a, 0, sizeof(*a));
+	skynet_callback(ctx, NULL, asker_cb);
+	struct skynet_context *dead = skynet_context_new("dead", NULL);
+	a->target = skynet_context_handle(dead);
+	// One worker runs this init before any worker starts: the target cannot run yet.
+	skynet_send(ctx, 0, a->target, PTYPE_TEXT, 0, "die", 3);
+	for (int i = 0; i < NREQ; i++) {
+		a->sessions[i] =
+			skynet_send(ctx, 0, a->target, PTYPE_TEXT | PTYPE_TAG_ALLOCSESSION, 0, "req", 3);
+	}
+	a->send_to_void = skynet_send(ctx, 0, 0x00abcdef, PTYPE_TEXT, 77, "x", 1);
+	a->send_to_void_named = skynet_sendname(ctx, 0, ".nobody", PTYPE_TEXT, 78, "x", 1);
+	// Virtual time: if no error ever arrives the node idles and this fires at once.
+	const char *s = skynet_command(ctx, "TIMEOUT", "1000");
+	a->giveup_session = atoi(s);
+	return 0;
+}
+
+static void
+dead_handle_requests_get_errors(int *failed) {
+	run_node(1, "asker", true);
+	TT_CHECK(ASKER.errors_matched == NREQ);
+	TT_CHECK(ASKER.errors_wrong_source == 0);
+	TT_CHECK(ASKER.send_to_void == SKYNET_EDEAD);
+	TT_CHECK(ASKER.send_to_void_named == SKYNET_EDEAD);
+	TT_CHECK(skynet_context_total() == 0);
+}
+
+static void
+monitor_flags_endless_once(int *failed) {
+	skynet_handle_init(0); // the flag goes to handle 0x77's service: there is none
+	struct skynet_monitor *sm = skynet_monitor_new();
+	skynet_monitor_trigger(sm, 5, 0);
+	TT_CHECK(skynet_monitor_check(sm) == 0); // first sight of this version
+	skynet_monitor_trigger(sm, 0, 0);
+	TT_CHECK(skynet_monitor_check(sm) == 0); // moved on
+	skynet_monitor_trigger(sm, 5, 0x77);     // a message starts and never ends
+	TT_CHECK(skynet_monitor_check(sm) == 0);
+	TT_CHECK(skynet_monitor_check(sm) == 1); // stuck for a whole period: reported
+	TT_CHECK(skynet_monitor_check(sm) == 0); // once
+	skynet_monitor_trigger(sm, 0, 0);
+	TT_CHECK(skynet_monitor_check(sm) == 0);
+	TT_CHECK(skynet_monitor_check(sm) == 0); // idle worker: nothing running
+	skynet_monitor_delete(sm);
+	skynet_handle_exit();
+}
+
+static void
+insert_modules(void) {
+	static const struct skynet_module mods[] = {
+		{.name = "logger", .init = quiet_logger_init},
+		{.name = "stress", .create = stress_create, .init = stress_init, .release = stress_release},
+		{.name = "driver", .init = driver_init},
+		{.name = "dead", .init = dead_init},
+		{.name = "asker", .init = asker_init},
+	};
+	for (size_t i = 0; i < sizeof(mods) / sizeof(mods[0]); i++)
+		skynet_module_insert(&mods[i]);
+}
+
+int
+main(void) {
+	skynet_globalinit();
+	skynet_env_init();
+	TT_RUN(stress_all_worker_counts);
+	TT_RUN(dead_handle_requests_get_errors);
+	TT_RUN(monitor_flags_endless_once);
+	skynet_env_exit();
+	skynet_globalexit();
+	return tt_summary();
+}
