@@ -15,22 +15,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ATOM_INT    int
-#define ATOM_UINT   unsigned int
-#define ATOM_SIZET  size_t
-#define ATOM_ULONG  unsigned long
-#define ATOM_U32    uint32_t
-#define ATOM_U64    uint64_t
+#define ATOM_INT     int
+#define ATOM_UINT    unsigned int
+#define ATOM_SIZET   size_t
+#define ATOM_ULONG   unsigned long
+#define ATOM_U32     uint32_t
+#define ATOM_U64     uint64_t
 #define ATOM_POINTER void *
 
-#define ATOM_INIT(p, v)     __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#define ATOM_LOAD(p)        __atomic_load_n((p), __ATOMIC_SEQ_CST)
-#define ATOM_STORE(p, v)    __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
-#define ATOM_LOAD_RELAXED(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define ATOM_INIT(p, v)          __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define ATOM_LOAD(p)             __atomic_load_n((p), __ATOMIC_SEQ_CST)
+#define ATOM_STORE(p, v)         __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
+#define ATOM_LOAD_RELAXED(p)     __atomic_load_n((p), __ATOMIC_RELAXED)
 #define ATOM_STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#define ATOM_LOAD_ACQUIRE(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define ATOM_LOAD_ACQUIRE(p)     __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define ATOM_STORE_RELEASE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define ATOM_XCHG(p, v)     __atomic_exchange_n((p), (v), __ATOMIC_SEQ_CST)
+#define ATOM_XCHG(p, v)          __atomic_exchange_n((p), (v), __ATOMIC_SEQ_CST)
 /* Returns true when *p held oval and now holds nval. */
 #define ATOM_CAS(p, oval, nval)                                                                    \
 	({                                                                                             \
@@ -39,14 +39,14 @@
 		                            __ATOMIC_SEQ_CST);                                             \
 	})
 /* These return the value the object held before the operation. */
-#define ATOM_FINC(p)     __atomic_fetch_add((p), 1, __ATOMIC_SEQ_CST)
-#define ATOM_FDEC(p)     __atomic_fetch_sub((p), 1, __ATOMIC_SEQ_CST)
-#define ATOM_FADD(p, n)  __atomic_fetch_add((p), (n), __ATOMIC_SEQ_CST)
-#define ATOM_FSUB(p, n)  __atomic_fetch_sub((p), (n), __ATOMIC_SEQ_CST)
-#define ATOM_FAND(p, n)  __atomic_fetch_and((p), (n), __ATOMIC_SEQ_CST)
-#define ATOM_FOR(p, n)   __atomic_fetch_or((p), (n), __ATOMIC_SEQ_CST)
+#define ATOM_FINC(p)    __atomic_fetch_add((p), 1, __ATOMIC_SEQ_CST)
+#define ATOM_FDEC(p)    __atomic_fetch_sub((p), 1, __ATOMIC_SEQ_CST)
+#define ATOM_FADD(p, n) __atomic_fetch_add((p), (n), __ATOMIC_SEQ_CST)
+#define ATOM_FSUB(p, n) __atomic_fetch_sub((p), (n), __ATOMIC_SEQ_CST)
+#define ATOM_FAND(p, n) __atomic_fetch_and((p), (n), __ATOMIC_SEQ_CST)
+#define ATOM_FOR(p, n)  __atomic_fetch_or((p), (n), __ATOMIC_SEQ_CST)
 /* Relaxed counter bump: statistics only, read by nobody who needs ordering. */
 #define ATOM_FADD_RELAXED(p, n) __atomic_fetch_add((p), (n), __ATOMIC_RELAXED)
-#define ATOM_FENCE()     __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define ATOM_FENCE()            __atomic_thread_fence(__ATOMIC_SEQ_CST)
 
 #endif

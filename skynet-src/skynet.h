@@ -17,19 +17,19 @@
 #include <stdint.h>
 
 /* Message types: the top 8 bits of a message's size field (spec 1.7). */
-#define PTYPE_TEXT      0
-#define PTYPE_RESPONSE  1
-#define PTYPE_MULTICAST 2
-#define PTYPE_CLIENT    3
-#define PTYPE_SYSTEM    4
-#define PTYPE_HARBOR    5
-#define PTYPE_SOCKET    6
-#define PTYPE_ERROR     7
+#define PTYPE_TEXT           0
+#define PTYPE_RESPONSE       1
+#define PTYPE_MULTICAST      2
+#define PTYPE_CLIENT         3
+#define PTYPE_SYSTEM         4
+#define PTYPE_HARBOR         5
+#define PTYPE_SOCKET         6
+#define PTYPE_ERROR          7
 #define PTYPE_RESERVED_QUEUE 8
-#define PTYPE_DEBUG     9
-#define PTYPE_LUA       10
-#define PTYPE_SNAX      11
-#define PTYPE_TRACE     12
+#define PTYPE_DEBUG          9
+#define PTYPE_LUA            10
+#define PTYPE_SNAX           11
+#define PTYPE_TRACE          12
 
 /* Flags ORed into the type argument of skynet_send (spec 1.6). */
 #define PTYPE_TAG_DONTCOPY     0x10000
@@ -52,7 +52,7 @@ struct skynet_context;
  * handle 0 when ctx is NULL). Dropped silently before the logger exists.
  */
 void skynet_error(struct skynet_context *ctx, const char *msg, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /*
  * Run a text command (spec 4.2). The result is borrowed: valid until the next
@@ -76,8 +76,8 @@ int skynet_send(struct skynet_context *ctx, uint32_t source, uint32_t destinatio
                 int session, void *data, size_t sz);
 
 /* skynet_send to ":hex", ".name" (unknown: SKYNET_EDEAD) or a global name. */
-int skynet_sendname(struct skynet_context *ctx, uint32_t source, const char *destination,
-                    int type, int session, void *data, size_t sz);
+int skynet_sendname(struct skynet_context *ctx, uint32_t source, const char *destination, int type,
+                    int session, void *data, size_t sz);
 
 /* True when handle lives on another node; *harbor (if not NULL) gets its id. */
 bool skynet_isremote(struct skynet_context *ctx, uint32_t handle, int *harbor);

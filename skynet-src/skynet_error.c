@@ -43,10 +43,10 @@ skynet_error(struct skynet_context *context, const char *msg, ...) {
 		va_end(ap);
 	}
 	struct skynet_message smsg = {
-		.source = context ? skynet_context_handle(context) : 0,
-		.session = 0,
-		.data = data,
-		.sz = skynet_message_sz(PTYPE_TEXT, len),
+	    .source = context ? skynet_context_handle(context) : 0,
+	    .session = 0,
+	    .data = data,
+	    .sz = skynet_message_sz(PTYPE_TEXT, len),
 	};
 	if (skynet_context_push(logger, &smsg) != 0) {
 		skynet_free(data);

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#define HANDLE_MASK        0xffffff
+#define HANDLE_MASK         0xffffff
 #define HANDLE_REMOTE_SHIFT 24
 
 struct skynet_context;

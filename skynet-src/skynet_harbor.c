@@ -72,10 +72,10 @@ bounce(struct skynet_message *msg, uint32_t from) {
 	skynet_free(msg->data);
 	if (msg->session != 0 && msg->source != 0) {
 		struct skynet_message err = {
-			.source = from,
-			.session = msg->session,
-			.data = NULL,
-			.sz = skynet_message_sz(PTYPE_ERROR, 0),
+		    .source = from,
+		    .session = msg->session,
+		    .data = NULL,
+		    .sz = skynet_message_sz(PTYPE_ERROR, 0),
 		};
 		skynet_context_push(msg->source, &err);
 	}

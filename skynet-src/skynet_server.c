@@ -44,7 +44,7 @@
 #define RESULT_SIZE 32
 
 struct skynet_context {
-	void *instance;           // owned by the module
+	void *instance;            // owned by the module
 	struct skynet_module *mod; // borrowed: modules live for the process
 	void *cb_ud;
 	skynet_cb cb;
@@ -60,7 +60,7 @@ struct skynet_context {
 	bool init;
 	ATOM_INT endless;
 	bool profile;
-	bool reserved; // does not count as live (the logger)
+	bool reserved;    // does not count as live (the logger)
 	ATOM_INT calling; // debug: non-zero while a worker runs the callback
 };
 
@@ -617,13 +617,26 @@ struct command_func {
 };
 
 static const struct command_func CMD_FUNCS[] = {
-	{"TIMEOUT", cmd_timeout},   {"REG", cmd_reg},         {"QUERY", cmd_query},
-	{"NAME", cmd_name},         {"EXIT", cmd_exit},       {"KILL", cmd_kill},
-	{"LAUNCH", cmd_launch},     {"GETENV", cmd_getenv},   {"SETENV", cmd_setenv},
-	{"STARTTIME", cmd_starttime}, {"NOW", cmd_now},       {"ABORT", cmd_abort},
-	{"MONITOR", cmd_monitor},   {"STAT", cmd_stat},       {"ENDLESS", cmd_endless},
-	{"LOGON", cmd_logon},       {"LOGOFF", cmd_logoff},   {"SIGNAL", cmd_signal},
-	{"GLOBALNAME", cmd_globalname}, {NULL, NULL},
+    {"TIMEOUT", cmd_timeout},
+    {"REG", cmd_reg},
+    {"QUERY", cmd_query},
+    {"NAME", cmd_name},
+    {"EXIT", cmd_exit},
+    {"KILL", cmd_kill},
+    {"LAUNCH", cmd_launch},
+    {"GETENV", cmd_getenv},
+    {"SETENV", cmd_setenv},
+    {"STARTTIME", cmd_starttime},
+    {"NOW", cmd_now},
+    {"ABORT", cmd_abort},
+    {"MONITOR", cmd_monitor},
+    {"STAT", cmd_stat},
+    {"ENDLESS", cmd_endless},
+    {"LOGON", cmd_logon},
+    {"LOGOFF", cmd_logoff},
+    {"SIGNAL", cmd_signal},
+    {"GLOBALNAME", cmd_globalname},
+    {NULL, NULL},
 };
 
 const char *
@@ -680,10 +693,10 @@ skynet_send(struct skynet_context *context, uint32_t source, uint32_t destinatio
 		return SKYNET_EDEAD;
 	}
 	struct skynet_message smsg = {
-		.source = source,
-		.session = session,
-		.data = data,
-		.sz = sz,
+	    .source = source,
+	    .session = session,
+	    .data = data,
+	    .sz = sz,
 	};
 	if (skynet_context_push(destination, &smsg)) {
 		skynet_free(data);
@@ -716,10 +729,10 @@ skynet_sendname(struct skynet_context *context, uint32_t source, const char *add
 		}
 		filter_args(context, type, &session, &data, &sz);
 		struct skynet_message smsg = {
-			.source = source,
-			.session = session,
-			.data = data,
-			.sz = sz,
+		    .source = source,
+		    .session = session,
+		    .data = data,
+		    .sz = sz,
 		};
 		if (skynet_harbor_send(addr, &smsg) != 0) {
 			skynet_free(data);
@@ -740,10 +753,10 @@ void
 skynet_context_send(struct skynet_context *ctx, void *msg, size_t sz, uint32_t source, int type,
                     int session) {
 	struct skynet_message smsg = {
-		.source = source,
-		.session = session,
-		.data = msg,
-		.sz = skynet_message_sz(type, sz),
+	    .source = source,
+	    .session = session,
+	    .data = msg,
+	    .sz = skynet_message_sz(type, sz),
 	};
 	skynet_mq_push(ctx->queue, &smsg);
 }

@@ -44,8 +44,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TIMER_PERIOD_US      2500
-#define MONITOR_PERIOD_S     5
+#define TIMER_PERIOD_US  2500
+#define MONITOR_PERIOD_S 5
 
 struct monitor {
 	int count;
@@ -95,10 +95,10 @@ signal_hup(void) {
 	uint32_t logger = skynet_handle_findname("logger");
 	if (logger) {
 		struct skynet_message msg = {
-			.source = 0,
-			.session = 0,
-			.data = NULL,
-			.sz = skynet_message_sz(PTYPE_SYSTEM, 0),
+		    .source = 0,
+		    .session = 0,
+		    .data = NULL,
+		    .sz = skynet_message_sz(PTYPE_SYSTEM, 0),
 		};
 		skynet_context_push(logger, &msg);
 	}
@@ -203,8 +203,8 @@ thread_worker(void *p) {
 static int
 worker_weight(int i) {
 	static const int weight[] = {
-		-1, -1, -1, -1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-		2,  2,  2,  2,  2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,
+	    -1, -1, -1, -1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+	    2,  2,  2,  2,  2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,
 	};
 	return i < (int)(sizeof(weight) / sizeof(weight[0])) ? weight[i] : 0;
 }

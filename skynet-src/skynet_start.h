@@ -10,15 +10,15 @@
 #include <stdbool.h>
 
 struct skynet_config {
-	int thread;             // worker count, 1..1024
-	int harbor;             // node id, 0..255
-	bool profile;           // per-service CPU accounting
-	bool virtual_time;      // config timer = "virtual"
-	const char *daemon;     // pid file, or NULL
+	int thread;              // worker count, 1..1024
+	int harbor;              // node id, 0..255
+	bool profile;            // per-service CPU accounting
+	bool virtual_time;       // config timer = "virtual"
+	const char *daemon;      // pid file, or NULL
 	const char *module_path; // cpath
-	const char *bootstrap;  // command line of the first service
-	const char *logger;     // logger parameter (file), or NULL for stdout
-	const char *logservice; // module of the log service
+	const char *bootstrap;   // command line of the first service
+	const char *logger;      // logger parameter (file), or NULL for stdout
+	const char *logservice;  // module of the log service
 };
 
 /* Run the node. Returns when it stopped; exits the process on a boot failure. */

@@ -43,6 +43,16 @@ void skynet_updatetime(void);
  */
 bool skynet_timer_advance_idle(void);
 
+/* A monotonic clock reading in centiseconds. */
+typedef uint64_t (*skynet_timer_clock_cb)(void);
+
+/*
+ * Replace the monotonic clock the timer reads (NULL restores
+ * CLOCK_MONOTONIC), for tests that drive a fake clock. Call before
+ * skynet_timer_init, while no other thread uses the timer.
+ */
+void skynet_timer_set_clock(skynet_timer_clock_cb clock);
+
 /* Node start, UTC seconds. */
 uint32_t skynet_starttime(void);
 

@@ -37,12 +37,33 @@ for t in "$OBJ"/test/test_*; do
 	tally "$(basename "$t")" "$status"
 done
 
-if [ -f test/lua/runner.lua ]; then
-	echo "== lua tests"
-	SKYNET_BUILD=$BUILD timeout 600 "$BUILD/skynet" test/config.test >"$log" 2>&1
+# Node-level checks written as shell scripts (boot, exit codes, config errors).
+for t in test/node/test_*.sh; do
+	[ -f "$t" ] || continue
+	echo "== $(basename "$t")"
+	SKYNET_BUILD=$BUILD timeout 120 sh "$t" >"$log" 2>&1
 	status=$?
 	cat "$log"
-	tally "lua tests" "$status"
+	tally "$(basename "$t")" "$status"
+done
+
+# Each Lua test service runs on a fresh node (test/config.test starts the runner).
+if [ -f test/lua/runner.lua ]; then
+	for t in test/lua/test_*.lua; do
+		[ -f "$t" ] || continue
+		name=$(basename "$t" .lua)
+		name=${name#test_}
+		SKYNET_BUILD=$BUILD SKYNET_TEST=$name timeout 60 "$BUILD/skynet" test/config.test \
+			>"$log" 2>&1
+		status=$?
+		if [ "$status" -ne 0 ] || ! grep -q '^1 passed, 0 failed$' "$log"; then
+			echo "== lua $name"
+			cat "$log"
+		else
+			grep -E '^(ok|FAIL) ' "$log"
+		fi
+		tally "lua $name" "$status"
+	done
 fi
 
 echo "$passed passed, $failed failed"

@@ -156,23 +156,22 @@ quiet_logger_init(void *inst, struct skynet_context *ctx, const char *parm) {
 }
 
 /* The modules a node in this test can launch, registered before each boot. */
-static void
-insert_modules(void);
+static void insert_modules(void);
 
 static void
 run_node(int threads, const char *bootstrap, bool virtual_time) {
 	skynet_module_init("");
 	insert_modules();
 	struct skynet_config config = {
-		.thread = threads,
-		.harbor = 0,
-		.profile = true,
-		.virtual_time = virtual_time,
-		.daemon = NULL,
-		.module_path = "",
-		.bootstrap = bootstrap,
-		.logger = NULL,
-		.logservice = "logger",
+	    .thread = threads,
+	    .harbor = 0,
+	    .profile = true,
+	    .virtual_time = virtual_time,
+	    .daemon = NULL,
+	    .module_path = "",
+	    .bootstrap = bootstrap,
+	    .logger = NULL,
+	    .logservice = "logger",
 	};
 	skynet_start(&config);
 }
@@ -253,7 +252,7 @@ asker_init(void *inst, struct skynet_context *ctx, const char *parm) {
 	skynet_send(ctx, 0, a->target, PTYPE_TEXT, 0, "die", 3);
 	for (int i = 0; i < NREQ; i++) {
 		a->sessions[i] =
-			skynet_send(ctx, 0, a->target, PTYPE_TEXT | PTYPE_TAG_ALLOCSESSION, 0, "req", 3);
+		    skynet_send(ctx, 0, a->target, PTYPE_TEXT | PTYPE_TAG_ALLOCSESSION, 0, "req", 3);
 	}
 	a->send_to_void = skynet_send(ctx, 0, 0x00abcdef, PTYPE_TEXT, 77, "x", 1);
 	a->send_to_void_named = skynet_sendname(ctx, 0, ".nobody", PTYPE_TEXT, 78, "x", 1);
@@ -295,11 +294,11 @@ monitor_flags_endless_once(int *failed) {
 static void
 insert_modules(void) {
 	static const struct skynet_module mods[] = {
-		{.name = "logger", .init = quiet_logger_init},
-		{.name = "stress", .create = stress_create, .init = stress_init, .release = stress_release},
-		{.name = "driver", .init = driver_init},
-		{.name = "dead", .init = dead_init},
-		{.name = "asker", .init = asker_init},
+	    {.name = "logger", .init = quiet_logger_init},
+	    {.name = "stress", .create = stress_create, .init = stress_init, .release = stress_release},
+	    {.name = "driver", .init = driver_init},
+	    {.name = "dead", .init = dead_init},
+	    {.name = "asker", .init = asker_init},
 	};
 	for (size_t i = 0; i < sizeof(mods) / sizeof(mods[0]); i++)
 		skynet_module_insert(&mods[i]);

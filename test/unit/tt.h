@@ -18,7 +18,7 @@ static int TT_FAILED;
 #define TT_CHECK(cond)                                                                             \
 	do {                                                                                           \
 		if (!(cond)) {                                                                             \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
 			(*failed)++;                                                                           \
 		}                                                                                          \
 	} while (0)
