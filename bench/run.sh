@@ -8,6 +8,10 @@ for b in "$OBJ"/bench/bench_*; do
 	[ -x "$b" ] || continue
 	"$b" || echo "bench: $(basename "$b") failed" >&2
 done
+for b in bench/bench_*.sh; do
+	[ -f "$b" ] || continue
+	SKYNET_BUILD=$BUILD bash "$b" || echo "bench: $(basename "$b") failed" >&2
+done
 if [ -f bench/config.bench ]; then
 	SKYNET_BUILD=$BUILD "$BUILD/skynet" bench/config.bench
 fi
