@@ -5,7 +5,9 @@
  * The node's timer service: one wheel (skynet_wheel.h) driven by the timer
  * thread from CLOCK_MONOTONIC in centiseconds, or, in virtual time, by the
  * scheduler whenever the node is idle. Expired timers become PTYPE_RESPONSE
- * messages (source 0, the timer's session, no data) in the owner's queue.
+ * messages (source 0, the timer's session, no data) in the owner's queue;
+ * one for a service that is gone is dropped. Messages are pushed without
+ * holding the timer's lock. Locking and time rules: skynet_timer.c.
  */
 
 #include <stdbool.h>
@@ -22,24 +24,42 @@ bool skynet_timer_is_virtual(void);
 /*
  * Deliver a response to handle with session after time_cs centiseconds:
  * time_cs <= 0 queues it at once; otherwise it arrives at the first tick
- * >= now + time_cs. Returns session, or SKYNET_EDEAD when time_cs <= 0 and
- * handle is dead. Thread-safe.
+ * >= now + time_cs (now counting the centiseconds elapsed since the last
+ * update, so it never arrives a whole tick early). Returns session, or
+ * SKYNET_EDEAD when time_cs <= 0 and handle is dead (a later timer for a
+ * dead handle is dropped when it fires). Timers due on the same tick arrive
+ * in the order they were set. Thread-safe; O(1), never waits for dispatch.
  */
 int skynet_timeout(uint32_t handle, int time_cs, int session);
 
-/* Remove the pending timer (handle, session): 0, or SKYNET_ENOENT. Thread-safe, O(1). */
+/*
+ * Remove the pending timer (handle, session); of several, the one set last.
+ * Returns 0 (no message will be sent), or SKYNET_ENOENT when none is pending
+ * (it never existed, or it fired: its message may still be on its way).
+ * Thread-safe, O(1).
+ */
 int skynet_timer_cancel(uint32_t handle, int session);
 
-/* Drop every pending timer of handle (it retired). Thread-safe. */
+/*
+ * Drop every pending timer of handle (it retired), in time proportional to
+ * its own timers. Timers set for handle afterwards stay (and are dropped when
+ * they fire). Thread-safe.
+ */
 void skynet_timer_remove_service(uint32_t handle);
 
-/* Timer thread: read the clock and advance the wheel one tick per elapsed cs. */
+/*
+ * Timer thread, every 2.5 ms: read the clock, advance now and the wheel one
+ * tick per elapsed cs (catching up a jump in time proportional to the timers
+ * due) and queue what fired. A clock going backwards is logged once and never
+ * moves now back. Does nothing in virtual time. Serialised internally.
+ */
 void skynet_updatetime(void);
 
 /*
  * Virtual time: jump the clock to the next pending deadline and fire what
- * is due. Returns false (and does nothing) when no timer is pending.
- * Called by the scheduler only while every worker is idle.
+ * is due (now is set before the messages are queued). Returns false (and
+ * does nothing) when no timer is pending, or in real time. Called by the
+ * scheduler only while every worker is idle. Serialised internally.
  */
 bool skynet_timer_advance_idle(void);
 
@@ -53,13 +73,13 @@ typedef uint64_t (*skynet_timer_clock_cb)(void);
  */
 void skynet_timer_set_clock(skynet_timer_clock_cb clock);
 
-/* Node start, UTC seconds. */
+/* Node start, UTC seconds (the wall clock at init, in virtual time too). Thread-safe. */
 uint32_t skynet_starttime(void);
 
-/* CPU time used by the calling thread, in microseconds. */
+/* CPU time used by the calling thread, in microseconds. Thread-safe. */
 uint64_t skynet_thread_time(void);
 
-/* Pending timers owned by handle, or in total when handle is 0. */
+/* Pending timers owned by handle, or in total when handle is 0. Thread-safe. */
 size_t skynet_timer_pending(uint32_t handle);
 
 #endif

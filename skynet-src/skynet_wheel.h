@@ -32,11 +32,11 @@ struct skynet_wheel_expired {
 
 /* Work counters since creation, for tests and benchmarks. */
 struct skynet_wheel_stats {
-	uint64_t steps;     // ticks at which the wheel stopped (a slot fired or cascaded)
-	uint64_t cascaded;  // timers moved down a level
-	uint64_t fired;     // timers handed out by skynet_wheel_advance
-	uint64_t chunks;    // node chunks allocated (pool growth)
-	uint64_t unlinked;  // timers visited by skynet_wheel_remove_service
+	uint64_t steps;    // ticks at which the wheel stopped (a slot fired or cascaded)
+	uint64_t cascaded; // timers moved down a level
+	uint64_t fired;    // timers handed out by skynet_wheel_advance
+	uint64_t chunks;   // node chunks allocated (pool growth)
+	uint64_t unlinked; // timers visited by skynet_wheel_remove_service
 };
 
 /* An empty wheel whose counter reads time. Free with skynet_wheel_release. */

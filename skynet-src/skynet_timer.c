@@ -1,0 +1,312 @@
+/*
+ * The node's timer: one skynet_wheel (see skynet_wheel.c for the slots,
+ * the wrap rule and the skipping) driven in centiseconds.
+ *
+ * Time. `now_cs` is what skynet_now() reports: at init the centisecond part
+ * of the wall clock (0..99), then it grows by the monotonic centiseconds
+ * that elapse, as read by skynet_updatetime on the timer thread (every
+ * 2.5 ms). One tick of the wheel is one centisecond; `wheel_cs` is the
+ * now_cs value of the wheel's current tick, <= now_cs, and the wheel is
+ * advanced one tick per elapsed centisecond (a jump costs time in proportion
+ * to the timers that fire, not to its length). A clock that goes backwards
+ * is logged once; the timer then counts from the new reading and now_cs
+ * never decreases. In virtual time the clock is never read: now_cs starts
+ * at 0 and moves only in skynet_timer_advance_idle, straight to the next
+ * deadline.
+ *
+ * A timer asked for time_cs is due at deadline = (precise now) + time_cs,
+ * where precise now also counts the centiseconds elapsed since the last
+ * update (current_cs), so no timer fires a full tick early for having been
+ * added just before an update. It fires on the first tick >= deadline.
+ *
+ * Locking. `lock` (a spinlock) covers the wheel and wheel_cs; adds, cancels
+ * and counts hold it for O(1) work, advancing for at most TIMER_BATCH units
+ * (the wheel bounds the work per call, a big slot is cascaded across several
+ * calls). Expired timers are copied out into a batch on the advancer's stack
+ * and turned into messages after unlocking, so no queue lock is ever taken
+ * under the timer lock and adders never wait for a dispatch. `advancing` (a
+ * mutex, held across dispatch) lets one advancer run at a time, the timer
+ * thread or the idle scheduler, so that batches reach the queues in firing
+ * order. Lock order: advancing, then lock. Why this is safe: the wheel is
+ * consistent at every unlock, so an add made between two batches of an
+ * update (or of a long catch-up) is placed relative to the wheel's current
+ * tick and fires when that tick comes, in the same update if it is already
+ * due; if the wheel moved past the deadline while the adder computed it, the
+ * adder pushes the response itself. A cancel that returns 0 removed the
+ * timer before any batch took it, so no message is sent; once a batch holds
+ * the timer, cancel returns SKYNET_ENOENT and the message arrives (the Lua
+ * side discards it). Why one lock and not per-thread add buffers drained by
+ * the tick loop: an add or cancel is O(1) work (tens of ns in cache), the
+ * advancer never holds the lock for more than a batch (microseconds), and
+ * cancel must see every pending timer to answer 0 or SKYNET_ENOENT truly,
+ * which timers parked in another thread's buffer would break.
+ *
+ * now_cs and clock_cs (the monotonic reading that matches now_cs) are read
+ * without the lock. The timer thread stores clock_cs and then now_cs;
+ * current_cs loads now_cs and then clock_cs, so it never pairs a new now_cs
+ * with an old clock_cs, and the estimate can only fall short (never early).
+ */
+#include "skynet_timer.h"
+
+#include "skynet.h"
+#include "skynet_mq.h"
+#include "skynet_server.h"
+#include "skynet_wheel.h"
+#include "atomic.h"
+#include "skynet_cond.h"
+#include "spinlock.h"
+
+#include <inttypes.h>
+#include <time.h>
+
+#define TIMER_BATCH 256 // units of wheel work, and expired timers, per lock hold
+
+struct timer_state {
+	struct spinlock lock;
+	struct skynet_wheel *wheel;   // owned; lock
+	uint64_t wheel_cs;            // lock; written by the advancer only
+	struct skynet_cond advancing; // its mutex only
+	bool warned_backwards;        // advancing
+	ATOM_U64 now_cs;
+	ATOM_U64 clock_cs; // real time only
+	uint32_t starttime;
+	bool virtual_time;
+};
+
+static struct timer_state *TIMER;
+
+static uint64_t
+monotonic_cs(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 100 + (uint64_t)ts.tv_nsec / 10000000;
+}
+
+static skynet_timer_clock_cb CLOCK = monotonic_cs;
+
+void
+skynet_timer_set_clock(skynet_timer_clock_cb clock) {
+	CLOCK = clock != NULL ? clock : monotonic_cs;
+}
+
+void
+skynet_timer_init(bool virtual_time) {
+	struct timer_state *t = skynet_calloc(1, sizeof(*t));
+	SPIN_INIT(t);
+	skynet_cond_init(&t->advancing);
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	t->starttime = (uint32_t)wall.tv_sec;
+	t->virtual_time = virtual_time;
+	uint64_t now = virtual_time ? 0 : (uint64_t)wall.tv_nsec / 10000000;
+	ATOM_INIT(&t->now_cs, now);
+	ATOM_INIT(&t->clock_cs, virtual_time ? 0 : CLOCK());
+	t->wheel_cs = now;
+	t->wheel = skynet_wheel_create((uint32_t)now);
+	TIMER = t;
+}
+
+void
+skynet_timer_exit(void) {
+	struct timer_state *t = TIMER;
+	if (t == NULL)
+		return;
+	TIMER = NULL;
+	skynet_wheel_release(t->wheel);
+	skynet_cond_destroy(&t->advancing);
+	SPIN_DESTROY(t);
+	skynet_free(t);
+}
+
+bool
+skynet_timer_is_virtual(void) {
+	return TIMER->virtual_time;
+}
+
+uint64_t
+skynet_now(void) {
+	return ATOM_LOAD(&TIMER->now_cs);
+}
+
+uint32_t
+skynet_starttime(void) {
+	return TIMER->starttime;
+}
+
+uint64_t
+skynet_thread_time(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* now_cs plus the centiseconds elapsed since the timer thread last published it. */
+static uint64_t
+current_cs(const struct timer_state *t) {
+	uint64_t now = ATOM_LOAD(&t->now_cs);
+	if (t->virtual_time)
+		return now;
+	uint64_t last = ATOM_LOAD(&t->clock_cs); // after now_cs: see the top comment
+	uint64_t clock = CLOCK();
+	return clock > last ? now + (clock - last) : now;
+}
+
+static int
+push_response(uint32_t handle, int session) {
+	struct skynet_message msg = {
+	    .source = 0,
+	    .session = session,
+	    .data = NULL,
+	    .sz = skynet_message_sz(PTYPE_RESPONSE, 0),
+	};
+	return skynet_context_push(handle, &msg);
+}
+
+/* A service that is gone gets nothing: the message has no data to free. */
+static void
+dispatch(const struct skynet_wheel_expired *batch, size_t n) {
+	for (size_t i = 0; i < n; i++)
+		(void)push_response(batch[i].handle, batch[i].session);
+}
+
+int
+skynet_timeout(uint32_t handle, int time_cs, int session) {
+	if (time_cs <= 0)
+		return push_response(handle, session) == 0 ? session : SKYNET_EDEAD;
+	struct timer_state *t = TIMER;
+	uint64_t deadline = current_cs(t) + (uint64_t)time_cs;
+	SPIN_LOCK(t);
+	bool passed = deadline <= t->wheel_cs;
+	if (!passed) {
+		uint64_t delay = deadline - t->wheel_cs;
+		skynet_wheel_add(t->wheel, handle, session,
+		                 delay < WHEEL_MAX_DELAY ? (uint32_t)delay : WHEEL_MAX_DELAY);
+	}
+	SPIN_UNLOCK(t);
+	if (passed)
+		(void)push_response(handle, session); // the wheel went past it meanwhile
+	return session;
+}
+
+int
+skynet_timer_cancel(uint32_t handle, int session) {
+	struct timer_state *t = TIMER;
+	SPIN_LOCK(t);
+	int err = skynet_wheel_cancel(t->wheel, handle, session);
+	SPIN_UNLOCK(t);
+	return err;
+}
+
+int
+skynet_timeout_cancel(struct skynet_context *ctx, int session) {
+	return skynet_timer_cancel(skynet_context_handle(ctx), session);
+}
+
+void
+skynet_timer_remove_service(uint32_t handle) {
+	struct timer_state *t = TIMER;
+	size_t removed;
+	do {
+		SPIN_LOCK(t);
+		removed = skynet_wheel_remove_service(t->wheel, handle, TIMER_BATCH);
+		SPIN_UNLOCK(t);
+	} while (removed == TIMER_BATCH);
+}
+
+size_t
+skynet_timer_pending(uint32_t handle) {
+	struct timer_state *t = TIMER;
+	SPIN_LOCK(t);
+	size_t n = handle == 0 ? skynet_wheel_count(t->wheel) : skynet_wheel_pending(t->wheel, handle);
+	SPIN_UNLOCK(t);
+	return n;
+}
+
+/* Advance the wheel to target_cs batch by batch, dispatching between. Caller holds advancing. */
+static void
+advance_to(struct timer_state *t, uint64_t target_cs) {
+	struct skynet_wheel_expired batch[TIMER_BATCH];
+	bool more;
+	do {
+		SPIN_LOCK(t);
+		uint64_t ticks = target_cs - t->wheel_cs;
+		uint64_t left = ticks;
+		size_t n = skynet_wheel_advance(t->wheel, &left, batch, TIMER_BATCH);
+		t->wheel_cs += ticks - left;
+		more = left > 0 || skynet_wheel_has_due(t->wheel);
+		SPIN_UNLOCK(t);
+		dispatch(batch, n);
+	} while (more);
+}
+
+void
+skynet_updatetime(void) {
+	struct timer_state *t = TIMER;
+	if (t->virtual_time)
+		return;
+	skynet_cond_lock(&t->advancing);
+	uint64_t clock = CLOCK();
+	uint64_t last = ATOM_LOAD(&t->clock_cs);
+	uint64_t back_cs = 0;
+	if (clock < last) {
+		ATOM_STORE(&t->clock_cs, clock); // count from here; now_cs stays
+		if (!t->warned_backwards) {
+			t->warned_backwards = true;
+			back_cs = last - clock;
+		}
+	} else if (clock > last) {
+		/* clock_cs before now_cs: current_cs relies on this order. */
+		ATOM_STORE(&t->clock_cs, clock);
+		uint64_t now = ATOM_LOAD(&t->now_cs) + (clock - last);
+		ATOM_STORE(&t->now_cs, now);
+		advance_to(t, now);
+	}
+	skynet_cond_unlock(&t->advancing);
+	if (back_cs != 0)
+		skynet_error(NULL, "warn: timer: clock went backwards diff_cs=%" PRIu64, back_cs);
+}
+
+/* Move the wheel to the first tick at which a timer fires; fill batch from it. */
+static size_t
+jump_to_next(struct timer_state *t, struct skynet_wheel_expired *batch, bool *more) {
+	for (;;) {
+		SPIN_LOCK(t);
+		uint64_t ticks = skynet_wheel_next_event(t->wheel);
+		if (ticks == UINT64_MAX) {
+			SPIN_UNLOCK(t);
+			return 0;
+		}
+		uint64_t left = ticks;
+		size_t n = skynet_wheel_advance(t->wheel, &left, batch, TIMER_BATCH);
+		t->wheel_cs += ticks - left;
+		if (n > 0) {
+			ATOM_STORE(&t->now_cs, t->wheel_cs); // before dispatch: handlers see now >= deadline
+			*more = skynet_wheel_has_due(t->wheel);
+		}
+		SPIN_UNLOCK(t);
+		if (n > 0)
+			return n;
+	}
+}
+
+bool
+skynet_timer_advance_idle(void) {
+	struct timer_state *t = TIMER;
+	if (!t->virtual_time)
+		return false;
+	struct skynet_wheel_expired batch[TIMER_BATCH];
+	skynet_cond_lock(&t->advancing);
+	bool more = false;
+	size_t n = jump_to_next(t, batch, &more);
+	dispatch(batch, n);
+	while (more) {
+		uint64_t none = 0;
+		SPIN_LOCK(t);
+		size_t m = skynet_wheel_advance(t->wheel, &none, batch, TIMER_BATCH);
+		more = skynet_wheel_has_due(t->wheel);
+		SPIN_UNLOCK(t);
+		dispatch(batch, m);
+	}
+	skynet_cond_unlock(&t->advancing);
+	return n > 0;
+}
