@@ -152,9 +152,10 @@ skynet_context_new(const char *name, const char *param) {
 		struct skynet_context *ret = skynet_context_release(ctx);
 		if (ret)
 			ctx->init = true;
-		skynet_globalmq_push(queue);
 		if (ret)
 			skynet_error(ret, "LAUNCH %s %s", name, param ? param : "");
+		// From here on a worker may run (and free) the service.
+		skynet_globalmq_push(queue);
 		return ret;
 	}
 	skynet_error(ctx, "error: launch %s FAILED", name);
@@ -332,7 +333,11 @@ void
 skynet_context_dispatchall(struct skynet_context *ctx) {
 	struct skynet_message msg;
 	struct message_queue *q = ctx->queue;
-	while (!skynet_mq_pop(q, &msg))
+	/*
+	 * Never pop an empty queue here: that would clear in_global while the
+	 * queue may still be linked in the global queue.
+	 */
+	while (skynet_mq_length(q) > 0 && !skynet_mq_pop(q, &msg))
 		dispatch_message(ctx, &msg);
 }
 

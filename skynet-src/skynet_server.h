@@ -57,7 +57,10 @@ struct message_queue *skynet_context_message_dispatch(struct skynet_monitor *sm,
 void skynet_context_endless(uint32_t handle);
 /* Call the module's signal hook of handle's service, from the calling thread. */
 void skynet_context_signal(uint32_t handle, int sig);
-/* Run every queued message of ctx now, on the calling thread (flushes the logger). */
+/*
+ * Run every queued message of ctx now, on the calling thread (flushes the
+ * logger). Only while no worker runs: at boot failure and after shutdown.
+ */
 void skynet_context_dispatchall(struct skynet_context *ctx);
 /* Number of live contexts. */
 int skynet_context_total(void);

@@ -11,7 +11,11 @@
  * order of those seq-cst operations either the sleeper sees the queue or
  * the pusher sees the sleeper.
  *
- * Timer thread: every 2.5 ms it advances the wheel to the monotonic clock.
+ * Timer thread: advances the wheel to the monotonic clock, then sleeps
+ * until the tick of the next pending deadline (at most TIMER_MAX_SLEEP_US),
+ * instead of polling every 2.5 ms: an idle node costs next to nothing and
+ * timers fire at their tick boundary. An earlier add kicks it awake (see
+ * skynet_timer_wait_us); so does the worker that finds no service left.
  * In virtual time it instead waits until the node is idle (every worker
  * asleep and the global queue empty; the last worker to fall asleep kicks
  * it) and jumps the clock to the next deadline. It also forwards SIGHUP to
@@ -44,14 +48,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TIMER_PERIOD_US  2500
-#define MONITOR_PERIOD_S 5
+#define TIMER_MAX_SLEEP_US    100000 // bounds SIGHUP handling latency
+#define TIMER_VIRTUAL_WAIT_US 10000
+#define MONITOR_PERIOD_S      5
 
 struct monitor {
 	int count;
 	struct skynet_monitor **m; // owned, one per worker
 	struct skynet_cond cond;   // workers sleep here
-	struct skynet_cond kick;   // the timer thread waits here in virtual time
+	struct skynet_cond kick;   // the timer thread sleeps here
+	bool kicked;               // kick's mutex: a wake-up the timer thread has not seen
 	struct skynet_cond idle;   // the monitor thread waits here between checks
 	ATOM_INT sleep;            // workers asleep on cond
 	ATOM_INT quit;
@@ -82,6 +88,24 @@ wakeup(void) {
 		skynet_cond_signal(&m->cond);
 		skynet_cond_unlock(&m->cond);
 	}
+}
+
+static void
+kick_timer(void) {
+	struct monitor *m = M;
+	skynet_cond_lock(&m->kick);
+	m->kicked = true;
+	skynet_cond_signal(&m->kick);
+	skynet_cond_unlock(&m->kick);
+}
+
+static void
+timer_sleep(struct monitor *m, uint64_t us) {
+	skynet_cond_lock(&m->kick);
+	if (!m->kicked && !ATOM_LOAD(&m->quit))
+		skynet_cond_timedwait(&m->kick, (long)us);
+	m->kicked = false;
+	skynet_cond_unlock(&m->kick);
 }
 
 static bool
@@ -120,14 +144,10 @@ stop_all(struct monitor *m) {
 
 static void
 virtual_step(struct monitor *m) {
-	skynet_cond_lock(&m->kick);
-	if (!is_idle(m))
-		skynet_cond_timedwait(&m->kick, 1000);
-	skynet_cond_unlock(&m->kick);
-	if (is_idle(m) && !skynet_timer_advance_idle()) {
-		// Idle with nothing pending: only an outside event (socket) can wake the node.
-		usleep(1000);
-	}
+	if (is_idle(m) && skynet_timer_advance_idle())
+		return;
+	// Busy, or idle with nothing pending: wait for the last worker to fall asleep.
+	timer_sleep(m, TIMER_VIRTUAL_WAIT_US);
 }
 
 static void *
@@ -139,7 +159,9 @@ thread_timer(void *p) {
 			virtual_step(m);
 		} else {
 			skynet_updatetime();
-			usleep(TIMER_PERIOD_US);
+			uint64_t us = skynet_timer_wait_us(TIMER_MAX_SLEEP_US);
+			if (us > 0)
+				timer_sleep(m, us);
 		}
 		if (skynet_context_total() == 0)
 			break;
@@ -173,11 +195,9 @@ static void
 worker_sleep(struct monitor *m) {
 	skynet_cond_lock(&m->cond);
 	int sleepers = ATOM_FINC(&m->sleep) + 1;
-	if (sleepers == m->count && m->virtual_time) {
-		skynet_cond_lock(&m->kick);
-		skynet_cond_broadcast(&m->kick);
-		skynet_cond_unlock(&m->kick);
-	}
+	// The node went idle (virtual time jumps), or no service is left (time to stop).
+	if ((sleepers == m->count && m->virtual_time) || skynet_context_total() == 0)
+		kick_timer();
 	if (!ATOM_LOAD(&m->quit) && skynet_globalmq_empty())
 		skynet_cond_wait(&m->cond);
 	ATOM_FDEC(&m->sleep);
@@ -196,6 +216,8 @@ thread_worker(void *p) {
 		if (q == NULL)
 			worker_sleep(m);
 	}
+	if (q)
+		skynet_globalmq_push(q); // hand it back: shutdown drains what is left
 	return NULL;
 }
 
@@ -233,6 +255,7 @@ run_threads(int thread, bool virtual_time) {
 	skynet_cond_init(&m->idle);
 	M = m;
 	skynet_mq_set_wakeup(wakeup);
+	skynet_timer_set_kick(kick_timer);
 
 	create_thread(&pid[0], thread_monitor, m);
 	create_thread(&pid[1], thread_timer, m);
@@ -247,6 +270,7 @@ run_threads(int thread, bool virtual_time) {
 		pthread_join(pid[i], NULL);
 
 	skynet_mq_set_wakeup(NULL);
+	skynet_timer_set_kick(NULL);
 	M = NULL;
 	for (int i = 0; i < thread; i++)
 		skynet_monitor_delete(m->m[i]);

@@ -41,6 +41,16 @@
  * cancel must see every pending timer to answer 0 or SKYNET_ENOENT truly,
  * which timers parked in another thread's buffer would break.
  *
+ * Sleeping. The timer thread does not poll: after each update it asks
+ * skynet_timer_wait_us for the time until the tick of the next pending
+ * deadline begins (tick boundaries are exact multiples of 10 ms of
+ * CLOCK_MONOTONIC) and sleeps until then, so an idle node wakes rarely and
+ * a due timer fires within the thread's wake-up latency of its tick, not up
+ * to a 2.5 ms poll later. wake_cs (under lock) is that tick; an add whose
+ * deadline falls before it kicks the thread awake. Both the computation of
+ * wake_cs and an add's comparison with it happen under lock, so either the
+ * thread saw the new timer or the adder sees the new wake_cs.
+ *
  * now_cs and clock_cs (the monotonic reading that matches now_cs) are read
  * without the lock. The timer thread stores clock_cs and then now_cs;
  * current_cs loads now_cs and then clock_cs, so it never pairs a new now_cs
@@ -65,6 +75,7 @@ struct timer_state {
 	struct spinlock lock;
 	struct skynet_wheel *wheel;   // owned; lock
 	uint64_t wheel_cs;            // lock; written by the advancer only
+	uint64_t wake_cs;             // lock; the tick the sleeping timer thread wakes at
 	struct skynet_cond advancing; // its mutex only
 	bool warned_backwards;        // advancing
 	ATOM_U64 now_cs;
@@ -83,6 +94,12 @@ monotonic_cs(void) {
 }
 
 static skynet_timer_clock_cb CLOCK = monotonic_cs;
+static skynet_timer_kick_cb KICK = NULL;
+
+void
+skynet_timer_set_kick(skynet_timer_kick_cb kick) {
+	KICK = kick;
+}
 
 void
 skynet_timer_set_clock(skynet_timer_clock_cb clock) {
@@ -123,9 +140,12 @@ skynet_timer_is_virtual(void) {
 	return TIMER->virtual_time;
 }
 
+static uint64_t current_cs(const struct timer_state *t);
+
 uint64_t
 skynet_now(void) {
-	return ATOM_LOAD(&TIMER->now_cs);
+	// The clock, not the last published value: the timer thread may sleep long.
+	return current_cs(TIMER);
 }
 
 uint32_t
@@ -177,14 +197,20 @@ skynet_timeout(uint32_t handle, int time_cs, int session) {
 	uint64_t deadline = current_cs(t) + (uint64_t)time_cs;
 	SPIN_LOCK(t);
 	bool passed = deadline <= t->wheel_cs;
+	bool kick = false;
 	if (!passed) {
 		uint64_t delay = deadline - t->wheel_cs;
 		skynet_wheel_add(t->wheel, handle, session,
 		                 delay < WHEEL_MAX_DELAY ? (uint32_t)delay : WHEEL_MAX_DELAY);
+		kick = deadline < t->wake_cs;
+		if (kick)
+			t->wake_cs = deadline; // one kick is enough for every earlier add
 	}
 	SPIN_UNLOCK(t);
 	if (passed)
 		(void)push_response(handle, session); // the wheel went past it meanwhile
+	else if (kick && KICK)
+		KICK();
 	return session;
 }
 
@@ -264,6 +290,41 @@ skynet_updatetime(void) {
 	skynet_cond_unlock(&t->advancing);
 	if (back_cs != 0)
 		skynet_error(NULL, "warn: timer: clock went backwards diff_cs=%" PRIu64, back_cs);
+}
+
+/* Microseconds on the same scale as CLOCK (a fake clock has cs resolution only). */
+static uint64_t
+monotonic_us(void) {
+	if (CLOCK != monotonic_cs)
+		return CLOCK() * 10000;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+uint64_t
+skynet_timer_wait_us(uint64_t max_us) {
+	struct timer_state *t = TIMER;
+	uint64_t max_cs = max_us / 10000 + 1;
+	uint64_t now = ATOM_LOAD(&t->now_cs);
+	uint64_t clock = ATOM_LOAD(&t->clock_cs);
+	SPIN_LOCK(t);
+	uint64_t next = skynet_wheel_next_event(t->wheel);
+	uint64_t target;
+	if (next == UINT64_MAX || next > max_cs || t->wheel_cs + next > now + max_cs)
+		target = now + max_cs;
+	else
+		target = t->wheel_cs + next;
+	t->wake_cs = target;
+	SPIN_UNLOCK(t);
+	if (target <= now)
+		return 0;
+	// Tick target begins when the monotonic clock reaches clock + (target - now) cs.
+	uint64_t wake_us = (clock + (target - now)) * 10000;
+	uint64_t us = monotonic_us();
+	if (wake_us <= us)
+		return 0;
+	return wake_us - us < max_us ? wake_us - us : max_us;
 }
 
 /* Move the wheel to the first tick at which a timer fires; fill batch from it. */

@@ -48,12 +48,29 @@ int skynet_timer_cancel(uint32_t handle, int session);
 void skynet_timer_remove_service(uint32_t handle);
 
 /*
- * Timer thread, every 2.5 ms: read the clock, advance now and the wheel one
- * tick per elapsed cs (catching up a jump in time proportional to the timers
- * due) and queue what fired. A clock going backwards is logged once and never
+ * Timer thread: read the clock, advance now and the wheel one tick per
+ * elapsed cs (catching up a jump in time proportional to the timers due)
+ * and queue what fired. A clock going backwards is logged once and never
  * moves now back. Does nothing in virtual time. Serialised internally.
  */
 void skynet_updatetime(void);
+
+/*
+ * Timer thread, after skynet_updatetime: microseconds until the tick of the
+ * next pending deadline begins (0 when something is due), at most max_us.
+ * Records that tick as the thread's wake-up point: a skynet_timeout whose
+ * deadline comes earlier calls the kick callback. Real time only.
+ */
+uint64_t skynet_timer_wait_us(uint64_t max_us);
+
+typedef void (*skynet_timer_kick_cb)(void);
+
+/*
+ * Install the callback that wakes the timer thread early (see
+ * skynet_timer_wait_us); NULL removes it. It runs on the adding thread,
+ * outside the timer's lock. Call while no other thread uses the timer.
+ */
+void skynet_timer_set_kick(skynet_timer_kick_cb kick);
 
 /*
  * Virtual time: jump the clock to the next pending deadline and fire what

@@ -1,0 +1,77 @@
+-- Service helpers of the skynet table (spec 5.3), loaded on first use:
+-- names, env, clock, STAT wrappers, memlimit and the launch functions.
+local skynet = require "skynet"
+local c = require "skynet.core"
+local S = require "skynet.private"
+
+function skynet.localname(name)
+	return c.addresscommand("QUERY", name)
+end
+
+function skynet.harbor(addr)
+	return c.harbor(addr)
+end
+
+function skynet.getenv(key)
+	return c.command("GETENV", key)
+end
+
+function skynet.setenv(key, value)
+	assert(c.command("GETENV", key) == nil, "Can't setenv exist key : " .. key)
+	c.command("SETENV", key .. " " .. value)
+end
+
+local starttime
+
+function skynet.starttime()
+	if not starttime then
+		starttime = c.intcommand "STARTTIME"
+	end
+	return starttime
+end
+
+function skynet.time()
+	return c.now() / 100 + (starttime or skynet.starttime())
+end
+
+function skynet.endless()
+	return c.intcommand("STAT", "endless") == 1
+end
+
+function skynet.mqlen()
+	return c.intcommand("STAT", "mqlen")
+end
+
+function skynet.stat(what)
+	return c.intcommand("STAT", what)
+end
+
+-- Takes effect when the main chunk returns (snlua reads the registry field).
+function skynet.memlimit(bytes)
+	debug.getregistry().memlimit = bytes
+	skynet.memlimit = nil
+end
+
+function skynet.newservice(name, ...)
+	return skynet.call(".launcher", "lua", "LAUNCH", "snlua", name, ...)
+end
+
+function skynet.uniqueservice(global, ...)
+	if global == true then
+		return assert(skynet.call(".service", "lua", "GLAUNCH", ...))
+	end
+	return assert(skynet.call(".service", "lua", "LAUNCH", global, ...))
+end
+
+function skynet.queryservice(global, ...)
+	if global == true then
+		return assert(skynet.call(".service", "lua", "GQUERY", ...))
+	end
+	return assert(skynet.call(".service", "lua", "QUERY", global, ...))
+end
+
+function skynet.info_func(f)
+	S.info_func = f
+end
+
+return true

@@ -1,0 +1,67 @@
+-- skynet.trace and friends (spec 5.3), loaded on first use by skynet.lua.
+--
+-- A traced coroutine carries a tag. Before each call it sends the tag to the
+-- callee as a PTYPE_TRACE message; the callee attaches it to the next request
+-- from that source (skynet.lua does that part). core.trace writes the lines.
+local skynet = require "skynet"
+local c = require "skynet.core"
+local S = require "skynet.private"
+
+local PTYPE_TRACE <const> = 12
+
+local tag_count = 0
+
+-- A new trace tag, ":<self>-<n>"; the core uses it for forced tracing.
+function S.new_tag()
+	tag_count = tag_count + 1
+	return string.format(":%08x-%d", skynet.self(), tag_count)
+end
+
+function skynet.trace(info)
+	S.set("tracing", true)
+	local co = S.running()
+	if S.trace_tag[co] == false then
+		return -- tracing forced off for this coroutine
+	end
+	local tag = S.new_tag()
+	S.trace_tag[co] = tag
+	if info then
+		c.trace(tag, "trace " .. tostring(info))
+	else
+		c.trace(tag, "trace")
+	end
+end
+
+function skynet.tracetag()
+	return S.trace_tag[S.running()] or nil
+end
+
+skynet.tracelog = c.trace
+
+function skynet.traceproto(name, flag)
+	local p = S.proto[name]
+	if p == nil then
+		error(string.format("skynet.traceproto: unknown protocol (%s)", tostring(name)), 2)
+	end
+	p.trace = flag
+	S.set("tracing", true)
+end
+
+function skynet.tracecall(tag, addr, typename, msg, sz)
+	local p = S.proto[typename]
+	if p == nil then
+		error(string.format("skynet.tracecall: unknown protocol (%s)", tostring(typename)), 2)
+	end
+	c.trace(tag, "tracecall begin")
+	c.send(addr, PTYPE_TRACE, 0, tag)
+	local session = S.new_call(addr, p.id, msg, sz)
+	local rmsg, rsz = S.yield_call(addr, session)
+	c.trace(tag, "tracecall end")
+	return rmsg, rsz
+end
+
+function skynet.trace_timeout(on)
+	S.set("trace_timeouts", on and true or false)
+end
+
+return true

@@ -1,0 +1,844 @@
+/*
+ * snlua: the C service that hosts one Lua 5.4 VM per service.
+ *
+ * Memory. Each service gets its own lua_State whose allocator (state_alloc)
+ * counts the bytes the VM holds. A limit (registry field "memlimit", read
+ * once after the loader returns) makes a growing allocation that would pass
+ * it fail, so Lua raises "not enough memory" and only that call fails. A
+ * warning is logged when usage passes 32 MB and again at every doubling.
+ *
+ * Start-up. init sends the service its own parameter as the first message
+ * (PTYPE_TEXT, DONTCOPY) through a one-shot callback. That callback builds
+ * the VM (libraries, registry "skynet_context", skynet.profile and
+ * skynet.codecache in package.preload, accounting coroutine.resume/wrap,
+ * generational GC, the LUA_* globals from env) and runs the loader script.
+ * Any failure is logged, "ERROR" goes to .launcher and the service exits.
+ *
+ * Code cache. Each Lua file is compiled once per process: the first load
+ * dumps the chunk (with debug info, so tracebacks keep file and line) into a
+ * process-wide table keyed by path; later loads undump that bytecode. The
+ * table is guarded by CACHE.lock; entries are refcounted under that lock so
+ * clear() can drop them while another state is still undumping one.
+ *
+ * Signals. snlua_signal runs on a foreign thread. It records the request in
+ * trap and installs a count hook on the thread that runs Lua right now
+ * (active), so the request is served at the next VM instruction on the
+ * service's own thread: signal 0 raises "signal 0" there (this breaks an
+ * endless loop), signal 1 logs the memory in use. The accounting resume
+ * keeps active up to date (the main thread when no coroutine runs) and hooks
+ * a newly resumed thread when a request is pending. trap_lock covers active,
+ * trap and the hook fields of the threads; holding it while switching also
+ * keeps a thread alive while the signal thread writes its hook.
+ *
+ * Profiling. profile.start(co) attaches a record to a coroutine; the
+ * accounting resume then adds the time the coroutine runs (inclusive of the
+ * coroutines it resumes) to the record, and profile.stop returns seconds.
+ * The clock is CLOCK_MONOTONIC, which is read through the vDSO without a
+ * system call; it measures elapsed time while the coroutine runs, so time the
+ * worker thread spends preempted is counted as well (an approximation of CPU
+ * time that is exact on an idle core). A record is found through the thread's
+ * extra space (LUA_EXTRASPACE), so a resume of an unprofiled coroutine costs
+ * one pointer read; the record itself is anchored in a weak-keyed registry
+ * table, so it lives exactly as long as its coroutine. The main thread keeps
+ * its extra space NULL (new threads copy it); its record lives in the table.
+ */
+
+#include "skynet.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SNLUA_WARN_BYTES (32 * 1024 * 1024)
+#define SNLUA_MB         (1024.0 * 1024.0)
+#define SNLUA_WARN_BUF   256
+#define TRAP_BREAK       1 // signal 0: raise "signal 0"
+#define TRAP_MEMORY      2 // signal 1: log memory usage
+#define CACHE_MIN_SLOTS  64
+#define CACHE_MODE_ON    0 // use and fill the cache
+#define CACHE_MODE_EXIST 1 // use cached chunks, do not add new ones
+#define CACHE_MODE_OFF   2 // always read the file
+
+_Static_assert(LUA_EXTRASPACE >= sizeof(void *), "snlua keeps a pointer in the extra space");
+
+struct snlua {
+	lua_State *L;               // owned
+	struct skynet_context *ctx; // borrowed: the context outlives its instance
+	size_t mem_bytes;           // only the service's thread touches these three
+	size_t mem_warn_bytes;
+	size_t mem_limit_bytes;    // 0: no limit
+	pthread_mutex_t trap_lock; // covers active, trap and lua_sethook calls
+	lua_State *active;         // borrowed: the thread running Lua (main when idle)
+	int trap;                  // TRAP_* bits not yet served
+	bool warn_off;             // Lua warnings ("@off"/"@on")
+	size_t warn_len;
+	char warn_buf[SNLUA_WARN_BUF]; // a warning being assembled from pieces
+};
+
+/* The accounting record of one profiled coroutine; a full userdata. */
+struct co_profile {
+	uint64_t total_ns;
+	uint64_t run_start_ns; // 0 while the coroutine does not run
+};
+
+struct cache_entry {
+	struct cache_entry *next; // owned: bucket chain
+	int refs;                 // under CACHE.lock: 1 for the table, 1 per reader
+	uint32_t hash;
+	size_t code_bytes;
+	char *path; // owned
+	char *code; // owned: lua_dump output
+};
+
+struct code_cache {
+	pthread_mutex_t lock;       // covers every field below and the entries
+	struct cache_entry **slots; // owned; slot_count buckets
+	size_t slot_count;          // power of two, 0 before the first insert
+	size_t entry_count;
+};
+
+struct dump_buf {
+	char *data; // owned
+	size_t len;
+	size_t cap;
+};
+
+static struct code_cache CACHE = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Registry keys: their addresses are unique per process. */
+static const char PROFILE_TABLE_KEY = 0;
+static const char CACHE_MODE_KEY = 0;
+
+static void
+mutex_lock(pthread_mutex_t *m) {
+	if (pthread_mutex_lock(m) != 0)
+		abort();
+}
+
+static void
+mutex_unlock(pthread_mutex_t *m) {
+	if (pthread_mutex_unlock(m) != 0)
+		abort();
+}
+
+static uint64_t
+mono_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct snlua *
+state_snlua(lua_State *L) {
+	void *ud = NULL;
+	(void)lua_getallocf(L, &ud);
+	return ud;
+}
+
+/* ---- memory ---------------------------------------------------------- */
+
+static void *
+state_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+	struct snlua *l = ud;
+	size_t old_bytes = ptr ? osize : 0; // for a new object osize is its type tag
+	if (nsize == 0) {
+		skynet_free(ptr);
+		l->mem_bytes -= old_bytes;
+		return NULL;
+	}
+	if (nsize > old_bytes && l->mem_limit_bytes != 0 &&
+	    l->mem_bytes + (nsize - old_bytes) > l->mem_limit_bytes)
+		return NULL; // Lua collects and retries, then raises "not enough memory"
+	void *p = skynet_realloc(ptr, nsize);
+	l->mem_bytes += nsize - old_bytes; // unsigned wrap-around also covers shrinking
+	if (l->mem_bytes > l->mem_warn_bytes) {
+		while (l->mem_warn_bytes < l->mem_bytes)
+			l->mem_warn_bytes *= 2;
+		skynet_error(l->ctx, "warn: snlua: memory usage size_mb=%.2f", l->mem_bytes / SNLUA_MB);
+	}
+	return p;
+}
+
+static int
+state_panic(lua_State *L) {
+	const char *msg = lua_tostring(L, -1);
+	fprintf(stderr, "fatal: snlua: unprotected lua error err=%s\n", msg ? msg : "?");
+	return 0; // Lua aborts
+}
+
+/* Lua warnings (warn() and errors in __gc) go to the log, one line each. */
+static void
+state_warn(void *ud, const char *msg, int tocont) {
+	struct snlua *l = ud;
+	if (l->warn_len == 0 && !tocont && msg[0] == '@') {
+		if (strcmp(msg, "@off") == 0)
+			l->warn_off = true;
+		else if (strcmp(msg, "@on") == 0)
+			l->warn_off = false;
+		return;
+	}
+	size_t len = strlen(msg);
+	size_t room = SNLUA_WARN_BUF - 1 - l->warn_len;
+	if (len > room)
+		len = room;
+	memcpy(l->warn_buf + l->warn_len, msg, len);
+	l->warn_len += len;
+	if (tocont)
+		return;
+	l->warn_buf[l->warn_len] = '\0';
+	l->warn_len = 0;
+	if (!l->warn_off)
+		skynet_error(l->ctx, "warn: lua: %s", l->warn_buf);
+}
+
+/* ---- signals ----------------------------------------------------------- */
+
+static void
+trap_hook(lua_State *L, lua_Debug *ar) {
+	struct snlua *l = state_snlua(L);
+	mutex_lock(&l->trap_lock);
+	int trap = l->trap;
+	l->trap = 0;
+	lua_sethook(L, NULL, 0, 0);
+	mutex_unlock(&l->trap_lock);
+	if (trap & TRAP_MEMORY)
+		skynet_error(l->ctx, "info: snlua: memory usage size_kb=%.3f", l->mem_bytes / 1024.0);
+	if (trap & TRAP_BREAK) {
+		luaL_where(L, 0);
+		lua_pushliteral(L, "signal 0");
+		lua_concat(L, 2);
+		lua_error(L);
+	}
+}
+
+/* Make co the running thread; a pending signal follows it. */
+static void
+set_active(struct snlua *l, lua_State *co) {
+	mutex_lock(&l->trap_lock);
+	l->active = co;
+	if (l->trap != 0)
+		lua_sethook(co, trap_hook, LUA_MASKCOUNT, 1);
+	mutex_unlock(&l->trap_lock);
+}
+
+/* ---- skynet.profile and the accounting coroutine functions ------------ */
+
+static struct co_profile *
+profile_of(lua_State *co) {
+	return *(struct co_profile **)lua_getextraspace(co);
+}
+
+static void
+set_profile_of(lua_State *co, struct co_profile *p) {
+	*(struct co_profile **)lua_getextraspace(co) = p;
+}
+
+static bool
+is_main_thread(lua_State *L, lua_State *co) {
+	return co == state_snlua(L)->L;
+}
+
+/* Resume co with narg values from L's top; returns result count or -1 (error on L's top). */
+static int
+resume_accounted(lua_State *L, lua_State *co, int narg) {
+	if (!lua_checkstack(co, narg)) {
+		lua_pushliteral(L, "too many arguments to resume");
+		return -1;
+	}
+	lua_xmove(L, co, narg);
+	struct snlua *l = state_snlua(L);
+	struct co_profile *p = profile_of(co);
+	if (p != NULL)
+		p->run_start_ns = mono_ns();
+	set_active(l, co);
+	int nres = 0;
+	int status = lua_resume(co, L, narg, &nres);
+	set_active(l, L);
+	p = profile_of(co); // co may have started or stopped its own profile
+	if (p != NULL && p->run_start_ns != 0) {
+		p->total_ns += mono_ns() - p->run_start_ns;
+		p->run_start_ns = 0;
+	}
+	if (status != LUA_OK && status != LUA_YIELD) {
+		lua_xmove(co, L, 1);
+		return -1;
+	}
+	if (!lua_checkstack(L, nres + 1)) {
+		lua_pop(co, nres);
+		lua_pushliteral(L, "too many results to resume");
+		return -1;
+	}
+	lua_xmove(co, L, nres);
+	return nres;
+}
+
+static int
+co_resume(lua_State *L) {
+	lua_State *co = lua_tothread(L, 1);
+	luaL_argexpected(L, co != NULL, 1, "coroutine");
+	int n = resume_accounted(L, co, lua_gettop(L) - 1);
+	if (n < 0) {
+		lua_pushboolean(L, 0);
+		lua_insert(L, -2);
+		return 2;
+	}
+	lua_pushboolean(L, 1);
+	lua_insert(L, -(n + 1));
+	return n + 1;
+}
+
+static int
+close_thread(lua_State *co, lua_State *from) {
+#if LUA_VERSION_RELEASE_NUM >= 50406
+	return lua_closethread(co, from);
+#else
+	(void)from;
+	return lua_resetthread(co);
+#endif
+}
+
+static int
+co_wrap_call(lua_State *L) {
+	lua_State *co = lua_tothread(L, lua_upvalueindex(1));
+	int n = resume_accounted(L, co, lua_gettop(L));
+	if (n >= 0)
+		return n;
+	int status = lua_status(co);
+	if (status != LUA_OK && status != LUA_YIELD) { // the coroutine died: run its tbc variables
+		status = close_thread(co, L);
+		lua_xmove(co, L, 1);
+	}
+	if (status != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
+		luaL_where(L, 1);
+		lua_insert(L, -2);
+		lua_concat(L, 2);
+	}
+	return lua_error(L);
+}
+
+static int
+co_wrap(lua_State *L) {
+	luaL_checktype(L, 1, LUA_TFUNCTION);
+	lua_State *co = lua_newthread(L);
+	lua_pushvalue(L, 1);
+	lua_xmove(L, co, 1);
+	lua_pushcclosure(L, co_wrap_call, 1);
+	return 1;
+}
+
+/* The coroutine argument 1 names (default: the running one); pushes it as the table key. */
+static lua_State *
+push_profile_target(lua_State *L) {
+	if (lua_isnoneornil(L, 1)) {
+		lua_pushthread(L);
+		return L;
+	}
+	lua_State *co = lua_tothread(L, 1);
+	luaL_argexpected(L, co != NULL, 1, "coroutine");
+	lua_pushvalue(L, 1);
+	return co;
+}
+
+/* Push the weak-keyed table co -> record. */
+static void
+push_profile_table(lua_State *L) {
+	if (lua_rawgetp(L, LUA_REGISTRYINDEX, &PROFILE_TABLE_KEY) == LUA_TTABLE)
+		return;
+	lua_pop(L, 1);
+	lua_createtable(L, 0, 4);
+	lua_createtable(L, 0, 1);
+	lua_pushliteral(L, "k");
+	lua_setfield(L, -2, "__mode");
+	lua_setmetatable(L, -2);
+	lua_pushvalue(L, -1);
+	lua_rawsetp(L, LUA_REGISTRYINDEX, &PROFILE_TABLE_KEY);
+}
+
+/* Is co on the current call chain (running, or resuming the running one)? */
+static bool
+is_on_call_chain(lua_State *L, lua_State *co) {
+	lua_Debug ar;
+	return co == L || (lua_status(co) == LUA_OK && lua_getstack(co, 0, &ar) != 0);
+}
+
+/* profile.start([co]): start accounting the running time of co. */
+static int
+profile_start(lua_State *L) {
+	lua_settop(L, 1);
+	push_profile_table(L);
+	lua_State *co = push_profile_target(L); // table, co
+	lua_pushvalue(L, -1);
+	if (lua_rawget(L, -3) != LUA_TNIL)
+		return luaL_error(L, "thread %p start profile more than once", (void *)co);
+	lua_pop(L, 1);
+	struct co_profile *p = lua_newuserdatauv(L, sizeof(*p), 0);
+	p->total_ns = 0;
+	p->run_start_ns = is_on_call_chain(L, co) ? mono_ns() : 0;
+	lua_rawset(L, -3);
+	if (!is_main_thread(L, co))
+		set_profile_of(co, p);
+	return 0;
+}
+
+/* profile.stop([co]): seconds co ran since profile.start(co). */
+static int
+profile_stop(lua_State *L) {
+	lua_settop(L, 1);
+	push_profile_table(L);
+	lua_State *co = push_profile_target(L); // table, co
+	lua_pushvalue(L, -1);
+	if (lua_rawget(L, -3) != LUA_TUSERDATA)
+		return luaL_error(L, "call profile.start() before profile.stop()");
+	struct co_profile *p = lua_touserdata(L, -1);
+	uint64_t ns = p->total_ns;
+	if (p->run_start_ns != 0)
+		ns += mono_ns() - p->run_start_ns;
+	lua_pop(L, 1);
+	lua_pushnil(L);
+	lua_rawset(L, -3);
+	if (!is_main_thread(L, co))
+		set_profile_of(co, NULL);
+	lua_pushnumber(L, (lua_Number)ns / 1e9);
+	return 1;
+}
+
+static int
+open_profile(lua_State *L) {
+	static const luaL_Reg funcs[] = {
+	    {"start", profile_start}, {"stop", profile_stop}, {"resume", co_resume},
+	    {"wrap", co_wrap},        {NULL, NULL},
+	};
+	luaL_newlib(L, funcs);
+	return 1;
+}
+
+/* ---- code cache -------------------------------------------------------- */
+
+static uint32_t
+path_hash(const char *path) {
+	uint32_t h = 2166136261u; // FNV-1a
+	for (const unsigned char *s = (const unsigned char *)path; *s; s++)
+		h = (h ^ *s) * 16777619u;
+	return h;
+}
+
+/* Caller holds CACHE.lock. */
+static struct cache_entry *
+cache_find(const char *path, uint32_t hash) {
+	if (CACHE.slot_count == 0)
+		return NULL;
+	struct cache_entry *e = CACHE.slots[hash & (CACHE.slot_count - 1)];
+	while (e != NULL && (e->hash != hash || strcmp(e->path, path) != 0))
+		e = e->next;
+	return e;
+}
+
+static void
+cache_entry_release(struct cache_entry *e) {
+	skynet_free(e->path);
+	skynet_free(e->code);
+	skynet_free(e);
+}
+
+/* Caller holds CACHE.lock. Doubles the bucket array when it is full. */
+static void
+cache_grow(void) {
+	if (CACHE.entry_count < CACHE.slot_count)
+		return;
+	size_t count = CACHE.slot_count ? CACHE.slot_count * 2 : CACHE_MIN_SLOTS;
+	struct cache_entry **slots = skynet_calloc(count, sizeof(*slots));
+	for (size_t i = 0; i < CACHE.slot_count; i++) {
+		struct cache_entry *e = CACHE.slots[i];
+		while (e != NULL) {
+			struct cache_entry *next = e->next;
+			e->next = slots[e->hash & (count - 1)];
+			slots[e->hash & (count - 1)] = e;
+			e = next;
+		}
+	}
+	skynet_free(CACHE.slots);
+	CACHE.slots = slots;
+	CACHE.slot_count = count;
+}
+
+/* The entry for path with a reference for the caller, or NULL. */
+static struct cache_entry *
+cache_grab(const char *path) {
+	uint32_t hash = path_hash(path);
+	mutex_lock(&CACHE.lock);
+	struct cache_entry *e = cache_find(path, hash);
+	if (e != NULL)
+		e->refs++;
+	mutex_unlock(&CACHE.lock);
+	return e;
+}
+
+static void
+cache_drop(struct cache_entry *e) {
+	mutex_lock(&CACHE.lock);
+	bool last = --e->refs == 0;
+	mutex_unlock(&CACHE.lock);
+	if (last)
+		cache_entry_release(e);
+}
+
+/* Takes ownership of code. Keeps an entry that another state added first. */
+static void
+cache_insert(const char *path, char *code, size_t code_bytes) {
+	struct cache_entry *e = skynet_malloc(sizeof(*e));
+	e->refs = 1;
+	e->hash = path_hash(path);
+	e->code_bytes = code_bytes;
+	e->path = skynet_strdup(path);
+	e->code = code;
+	mutex_lock(&CACHE.lock);
+	if (cache_find(path, e->hash) != NULL) {
+		mutex_unlock(&CACHE.lock);
+		cache_entry_release(e);
+		return;
+	}
+	cache_grow();
+	struct cache_entry **slot = &CACHE.slots[e->hash & (CACHE.slot_count - 1)];
+	e->next = *slot;
+	*slot = e;
+	CACHE.entry_count++;
+	mutex_unlock(&CACHE.lock);
+}
+
+/* Drop every entry; states that are undumping one keep it until they finish. */
+static void
+cache_clear(void) {
+	mutex_lock(&CACHE.lock);
+	struct cache_entry *dead = NULL;
+	for (size_t i = 0; i < CACHE.slot_count; i++) {
+		struct cache_entry *e = CACHE.slots[i];
+		while (e != NULL) {
+			struct cache_entry *next = e->next;
+			if (--e->refs == 0) {
+				e->next = dead;
+				dead = e;
+			}
+			e = next;
+		}
+		CACHE.slots[i] = NULL;
+	}
+	CACHE.entry_count = 0;
+	mutex_unlock(&CACHE.lock);
+	while (dead != NULL) {
+		struct cache_entry *next = dead->next;
+		cache_entry_release(dead);
+		dead = next;
+	}
+}
+
+static int
+dump_writer(lua_State *L, const void *p, size_t sz, void *ud) {
+	struct dump_buf *b = ud;
+	if (b->len + sz > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + sz)
+			cap *= 2;
+		b->data = skynet_realloc(b->data, cap);
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, p, sz);
+	b->len += sz;
+	return 0;
+}
+
+static const char *
+entry_reader(lua_State *L, void *ud, size_t *size) {
+	struct cache_entry **pe = ud;
+	if (*pe == NULL) {
+		*size = 0;
+		return NULL;
+	}
+	*size = (*pe)->code_bytes;
+	const char *code = (*pe)->code;
+	*pe = NULL;
+	return code;
+}
+
+static int
+cache_mode(lua_State *L) {
+	int mode = CACHE_MODE_ON;
+	if (lua_rawgetp(L, LUA_REGISTRYINDEX, &CACHE_MODE_KEY) == LUA_TNUMBER)
+		mode = (int)lua_tointeger(L, -1);
+	lua_pop(L, 1);
+	return mode;
+}
+
+/*
+ * luaL_loadfilex through the process-wide cache: pushes the chunk (or the
+ * error message) and returns the load status. A caller that refuses binary
+ * chunks (mode without 'b') bypasses the cache.
+ */
+static int
+codecache_load(lua_State *L, const char *path, const char *mode) {
+	int cmode = cache_mode(L);
+	if (cmode == CACHE_MODE_OFF || (mode != NULL && strchr(mode, 'b') == NULL))
+		return luaL_loadfilex(L, path, mode);
+	struct cache_entry *e = cache_grab(path);
+	if (e != NULL) {
+		struct cache_entry *reading = e;
+		lua_pushfstring(L, "@%s", path);
+		int status = lua_load(L, entry_reader, &reading, lua_tostring(L, -1), "b");
+		lua_remove(L, -2);
+		cache_drop(e);
+		return status;
+	}
+	int status = luaL_loadfilex(L, path, mode);
+	if (status != LUA_OK || cmode == CACHE_MODE_EXIST)
+		return status;
+	struct dump_buf b = {NULL, 0, 0};
+	if (lua_dump(L, dump_writer, &b, 0) == 0 && b.len > 0)
+		cache_insert(path, b.data, b.len);
+	else
+		skynet_free(b.data);
+	return LUA_OK;
+}
+
+/* codecache.loadfile(path [, mode [, env]]): like loadfile, through the cache. */
+static int
+cache_loadfile(lua_State *L) {
+	const char *path = luaL_checkstring(L, 1);
+	const char *mode = luaL_optstring(L, 2, NULL);
+	bool has_env = !lua_isnone(L, 3);
+	if (codecache_load(L, path, mode) != LUA_OK) {
+		luaL_pushfail(L);
+		lua_insert(L, -2);
+		return 2;
+	}
+	if (has_env) {
+		lua_pushvalue(L, 3);
+		if (lua_setupvalue(L, -2, 1) == NULL)
+			lua_pop(L, 1);
+	}
+	return 1;
+}
+
+static int
+cache_clear_lua(lua_State *L) {
+	cache_clear();
+	return 0;
+}
+
+/* codecache.mode([m]): the previous mode; m is "ON", "EXIST" or "OFF" (this state only). */
+static int
+cache_mode_lua(lua_State *L) {
+	static const char *const names[] = {"ON", "EXIST", "OFF", NULL};
+	lua_pushstring(L, names[cache_mode(L)]);
+	if (!lua_isnoneornil(L, 1)) {
+		int mode = luaL_checkoption(L, 1, NULL, names);
+		lua_pushinteger(L, mode);
+		lua_rawsetp(L, LUA_REGISTRYINDEX, &CACHE_MODE_KEY);
+	}
+	return 1;
+}
+
+static int
+open_codecache(lua_State *L) {
+	static const luaL_Reg funcs[] = {
+	    {"loadfile", cache_loadfile},
+	    {"clear", cache_clear_lua},
+	    {"mode", cache_mode_lua},
+	    {NULL, NULL},
+	};
+	luaL_newlib(L, funcs);
+	return 1;
+}
+
+/* package.searchers[2] replacement: finds name along package.path, loads through the cache. */
+static int
+search_lua_cached(lua_State *L) {
+	const char *name = luaL_checkstring(L, 1);
+	lua_getfield(L, lua_upvalueindex(1), "searchpath");
+	lua_pushvalue(L, 1);
+	lua_getfield(L, lua_upvalueindex(1), "path");
+	if (!lua_isstring(L, -1))
+		return luaL_error(L, "'package.path' must be a string");
+	lua_call(L, 2, 2);
+	if (lua_isnil(L, -2))
+		return 1; // the "no file ..." list
+	lua_pop(L, 1);
+	const char *path = lua_tostring(L, -1);
+	if (codecache_load(L, path, NULL) != LUA_OK)
+		return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, path,
+		                  lua_tostring(L, -1));
+	lua_insert(L, -2); // loader, path
+	return 2;
+}
+
+/* ---- start-up ---------------------------------------------------------- */
+
+static void
+preload(lua_State *L, const char *name, lua_CFunction open) {
+	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+	lua_pushcfunction(L, open);
+	lua_setfield(L, -2, name);
+	lua_pop(L, 1);
+}
+
+static void
+install_coroutine(lua_State *L) {
+	lua_getglobal(L, "coroutine");
+	lua_pushcfunction(L, co_resume);
+	lua_setfield(L, -2, "resume");
+	lua_pushcfunction(L, co_wrap);
+	lua_setfield(L, -2, "wrap");
+	lua_pop(L, 1);
+}
+
+static void
+install_searcher(lua_State *L) {
+	lua_getglobal(L, "package");
+	lua_getfield(L, -1, "searchers");
+	lua_pushvalue(L, -2);
+	lua_pushcclosure(L, search_lua_cached, 1);
+	lua_rawseti(L, -2, 2);
+	lua_pop(L, 2);
+}
+
+/* Global name = env key, or def (NULL: leave the global unset). */
+static void
+set_env_global(lua_State *L, struct snlua *l, const char *name, const char *key, const char *def) {
+	const char *value = skynet_command(l->ctx, "GETENV", key);
+	if (value == NULL)
+		value = def;
+	if (value == NULL)
+		return;
+	lua_pushstring(L, value);
+	lua_setglobal(L, name);
+}
+
+static int
+traceback(lua_State *L) {
+	const char *msg = lua_tostring(L, 1);
+	if (msg == NULL && !lua_isnoneornil(L, 1))
+		msg = luaL_tolstring(L, 1, NULL);
+	luaL_traceback(L, L, msg, 1);
+	return 1;
+}
+
+/* Protected body of the first message: build the VM and run the loader. */
+static int
+start_lua(lua_State *L) {
+	struct snlua *l = lua_touserdata(L, 1);
+	const char *args = lua_tostring(L, 2);
+	luaL_openlibs(L);
+	lua_pushlightuserdata(L, l->ctx);
+	lua_setfield(L, LUA_REGISTRYINDEX, "skynet_context");
+	preload(L, "skynet.profile", open_profile);
+	preload(L, "skynet.codecache", open_codecache);
+	install_coroutine(L);
+	install_searcher(L);
+	set_env_global(L, l, "LUA_PATH", "lua_path", "./lualib/?.lua;./lualib/?/init.lua");
+	set_env_global(L, l, "LUA_CPATH", "lua_cpath", "./luaclib/?.so");
+	set_env_global(L, l, "LUA_SERVICE", "luaservice", "./service/?.lua");
+	set_env_global(L, l, "LUA_PRELOAD", "preload", NULL);
+	const char *loader = skynet_command(l->ctx, "GETENV", "lualoader");
+	lua_pushstring(L, loader ? loader : "./lualib/loader.lua");
+	loader = lua_tostring(L, -1);
+	lua_pushcfunction(L, traceback);
+	if (codecache_load(L, loader, NULL) != LUA_OK)
+		return luaL_error(L, "can't load loader path=%s err=%s", loader, lua_tostring(L, -1));
+	lua_pushstring(L, args);
+	if (lua_pcall(L, 1, 0, -3) != LUA_OK)
+		return luaL_error(L, "loader failed args=%s err=%s", args, lua_tostring(L, -1));
+	if (lua_getfield(L, LUA_REGISTRYINDEX, "memlimit") == LUA_TNUMBER) {
+		lua_Number limit = lua_tonumber(L, -1);
+		if (limit >= 1) {
+			l->mem_limit_bytes = (size_t)limit;
+			skynet_error(l->ctx, "info: snlua: memory limit size_mb=%.2f", limit / SNLUA_MB);
+		}
+	}
+	return 0;
+}
+
+static int
+launch_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+          const void *msg, size_t sz) {
+	struct snlua *l = ud;
+	lua_State *L = l->L;
+	skynet_callback(ctx, NULL, NULL); // one shot: the loader may install the Lua callback
+	lua_gc(L, LUA_GCSTOP);
+	lua_pushcfunction(L, start_lua);
+	lua_pushlightuserdata(L, l);
+	lua_pushlstring(L, msg, sz);
+	int status = lua_pcall(L, 2, 0, 0);
+	if (status != LUA_OK) {
+		const char *err = lua_tostring(L, -1);
+		skynet_error(ctx, "error: snlua: %s", err ? err : "(no message)");
+	}
+	lua_settop(L, 0);
+	lua_gc(L, LUA_GCRESTART);
+	if (status != LUA_OK) {
+		skynet_sendname(ctx, 0, ".launcher", PTYPE_TEXT, 0, "ERROR", 5);
+		skynet_command(ctx, "EXIT", NULL);
+	}
+	return 0;
+}
+
+/* ---- module interface -------------------------------------------------- */
+
+struct snlua *
+snlua_create(void) {
+	struct snlua *l = skynet_calloc(1, sizeof(*l));
+	l->mem_warn_bytes = SNLUA_WARN_BYTES;
+	if (pthread_mutex_init(&l->trap_lock, NULL) != 0)
+		abort();
+	l->L = lua_newstate(state_alloc, l);
+	lua_gc(l->L, LUA_GCGEN, 0, 0); // switching runs a full cycle: do it while the heap is empty
+	set_profile_of(l->L, NULL);    // new threads copy the main thread's extra space
+	lua_atpanic(l->L, state_panic);
+	lua_setwarnf(l->L, state_warn, l);
+	l->active = l->L;
+	return l;
+}
+
+int
+snlua_init(struct snlua *l, struct skynet_context *ctx, const char *args) {
+	l->ctx = ctx;
+	const char *self = skynet_command(ctx, "REG", NULL);
+	if (self == NULL || self[0] != ':')
+		return SKYNET_EINVAL;
+	uint32_t handle = (uint32_t)strtoul(self + 1, NULL, 16);
+	size_t sz = args ? strlen(args) : 0;
+	char *msg = skynet_malloc(sz + 1);
+	memcpy(msg, args ? args : "", sz + 1);
+	skynet_callback(ctx, l, launch_cb);
+	/* The queue is not scheduled before init returns, so this is the first message. */
+	int r = skynet_send(ctx, 0, handle, PTYPE_TEXT | PTYPE_TAG_DONTCOPY, 0, msg, sz);
+	return r < 0 ? r : 0;
+}
+
+void
+snlua_release(struct snlua *l) {
+	if (l == NULL)
+		return;
+	lua_close(l->L);
+	pthread_mutex_destroy(&l->trap_lock);
+	skynet_free(l);
+}
+
+void
+snlua_signal(struct snlua *l, int signal) {
+	int bit = signal == 0 ? TRAP_BREAK : signal == 1 ? TRAP_MEMORY : 0;
+	if (bit == 0) {
+		skynet_error(l->ctx, "warn: snlua: unknown signal signal=%d", signal);
+		return;
+	}
+	mutex_lock(&l->trap_lock);
+	l->trap |= bit;
+	lua_sethook(l->active, trap_hook, LUA_MASKCOUNT, 1);
+	mutex_unlock(&l->trap_lock);
+}

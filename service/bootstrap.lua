@@ -1,0 +1,73 @@
+-- bootstrap: the first Lua service (spec 7.2). Starts the launcher, the
+-- global-name service (.cslave), service_mgr and then the user's `start`
+-- service, and exits.
+local skynet = require "skynet"
+require "skynet.manager"
+
+-- True when a Lua service file for name exists along the luaservice paths.
+local function service_exists(name)
+	local paths = skynet.getenv "luaservice" or "./service/?.lua"
+	for template in paths:gmatch "[^;]+" do
+		local f = io.open((template:gsub("%?", name)), "r")
+		if f then
+			f:close()
+			return true
+		end
+	end
+	return false
+end
+
+local function launch_or_abort(name, ...)
+	local ok, handle = pcall(skynet.newservice, name, ...)
+	if not ok then
+		skynet.error("bootstrap: can't start " .. name .. ": " .. tostring(handle))
+		skynet.abort()
+	end
+	return handle
+end
+
+skynet.start(function()
+	local standalone = skynet.getenv "standalone"
+	local launcher = assert(skynet.launch("snlua", "launcher"), "bootstrap: can't launch launcher")
+	skynet.name(".launcher", launcher)
+
+	local harbor_id = tonumber(skynet.getenv "harbor" or 0)
+	if harbor_id == 0 then
+		assert(standalone == nil, "bootstrap: standalone must not be set when harbor = 0")
+		standalone = true
+		skynet.setenv("standalone", "true")
+		local slave = launch_or_abort "cdummy"
+		skynet.name(".cslave", slave)
+	else
+		if standalone then
+			launch_or_abort "cmaster"
+		end
+		local slave = launch_or_abort "cslave"
+		skynet.name(".cslave", slave)
+	end
+
+	if standalone and service_exists "datacenterd" then
+		local datacenter = skynet.newservice "datacenterd"
+		skynet.name("DATACENTER", datacenter)
+	end
+	skynet.newservice "service_mgr"
+
+	if skynet.getenv "enablessl" == "true" then
+		local ok, err = pcall(function()
+			local service = require "skynet.service"
+			service.new("ltls_holder", function()
+				local c = require "ltls.init.c"
+				c.constructor()
+			end)
+		end)
+		if not ok then
+			skynet.error("bootstrap: can't start the TLS holder: " .. tostring(err))
+		end
+	end
+
+	local ok, err = pcall(skynet.newservice, skynet.getenv "start" or "main")
+	if not ok then
+		skynet.error("bootstrap: start service failed: " .. tostring(err))
+	end
+	skynet.exit()
+end)

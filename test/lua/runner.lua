@@ -1,0 +1,93 @@
+-- Lua test runner (started by test/config.test as the `start` service).
+--
+-- For each feature named in env `test` (comma separated; "*" means every
+-- test/lua/test_*.lua) it launches the service test_<feature>, calls its
+-- `run` command under a time limit (env `test_timeout`, cs of virtual time:
+-- a stuck test leaves the node idle, so virtual time jumps to the limit and
+-- it fails fast), prints "ok   <name>" or "FAIL <name>: <error>", then the
+-- line "N passed, N failed", and stops the node.
+local skynet = require "skynet"
+require "skynet.manager"
+
+local DEFAULT_TIMEOUT <const> = 8640000
+
+local function list_all()
+	local names = {}
+	local p = io.popen("ls test/lua 2>/dev/null")
+	if p then
+		for file in p:lines() do
+			local name = file:match "^test_(.+)%.lua$"
+			if name then
+				names[#names + 1] = name
+			end
+		end
+		p:close()
+	end
+	table.sort(names)
+	return names
+end
+
+local function features()
+	local spec = skynet.getenv "test" or ""
+	if spec == "*" or spec == "" then
+		return list_all()
+	end
+	local names = {}
+	for name in spec:gmatch "[^,%s]+" do
+		names[#names + 1] = (name:gsub("^test_", ""):gsub("%.lua$", ""))
+	end
+	return names
+end
+
+-- Runs f(...) in a fork; returns its pcall results, or false, "timeout".
+local function with_timeout(ti, f, ...)
+	local token = {}
+	local result
+	skynet.fork(function(...)
+		result = table.pack(pcall(f, ...))
+		skynet.wakeup(token)
+	end, ...)
+	skynet.sleep(ti, token)
+	if result == nil then
+		return false, string.format("timeout after %d cs", ti)
+	end
+	return table.unpack(result, 1, result.n)
+end
+
+local function run_one(name, ti)
+	return with_timeout(ti, function()
+		local addr = skynet.newservice("test_" .. name)
+		if addr == nil then
+			error("the test service exited during start")
+		end
+		return skynet.call(addr, "lua", "run")
+	end)
+end
+
+local function one_line(s)
+	return (tostring(s):gsub("\n", "\n    "))
+end
+
+skynet.start(function()
+	local ti = tonumber(skynet.getenv "test_timeout") or DEFAULT_TIMEOUT
+	local passed, failed = 0, 0
+	local names = features()
+	if #names == 0 then
+		print("FAIL runner: no test named (set SKYNET_TEST)")
+		failed = 1
+	end
+	for _, name in ipairs(names) do
+		local ok, err = run_one(name, ti)
+		if ok then
+			passed = passed + 1
+			print("ok   " .. name)
+		else
+			failed = failed + 1
+			print("FAIL " .. name .. ": " .. one_line(err))
+		end
+		io.stdout:flush()
+	end
+	print(string.format("%d passed, %d failed", passed, failed))
+	io.stdout:flush()
+	skynet.abort()
+end)

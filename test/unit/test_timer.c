@@ -1,0 +1,268 @@
+/*
+ * The timer glue (skynet_timer.c) on real contexts with a fake clock:
+ * messages, the timer thread's sleep/kick protocol, cancel, retirement,
+ * STAT counts and virtual time. Messages are collected by running the
+ * service's queue on this thread (skynet_context_dispatchall).
+ */
+#include "tt.h"
+
+#include "skynet.h"
+#include "skynet_env.h"
+#include "skynet_handle.h"
+#include "skynet_harbor.h"
+#include "skynet_module.h"
+#include "skynet_mq.h"
+#include "skynet_server.h"
+#include "skynet_timer.h"
+
+#include <string.h>
+
+static uint64_t FAKE_CS;
+
+static uint64_t
+fake_clock(void) {
+	return FAKE_CS;
+}
+
+#define MAXGOT 64
+
+static struct {
+	int n;
+	int session[MAXGOT];
+	uint32_t source[MAXGOT];
+	int type[MAXGOT];
+	uint64_t now[MAXGOT];
+} GOT;
+
+static int
+collect_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+           const void *msg, size_t sz) {
+	if (GOT.n < MAXGOT) {
+		GOT.session[GOT.n] = session;
+		GOT.source[GOT.n] = source;
+		GOT.type[GOT.n] = type;
+		GOT.now[GOT.n] = skynet_now();
+		GOT.n++;
+	}
+	return 0;
+}
+
+static int
+collect_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	skynet_callback(ctx, NULL, collect_cb);
+	return 0;
+}
+
+static int KICKS;
+
+static void
+count_kick(void) {
+	KICKS++;
+}
+
+static struct skynet_context *
+setup(bool virtual_time, uint64_t clock_cs) {
+	FAKE_CS = clock_cs;
+	memset(&GOT, 0, sizeof(GOT));
+	KICKS = 0;
+	skynet_harbor_init(0);
+	skynet_handle_init(0);
+	skynet_mq_init();
+	skynet_module_init("");
+	struct skynet_module m = {.name = "collect", .init = collect_init};
+	skynet_module_insert(&m);
+	skynet_timer_set_clock(fake_clock);
+	skynet_timer_init(virtual_time);
+	skynet_timer_set_kick(count_kick);
+	return skynet_context_new("collect", NULL);
+}
+
+static void
+drop_free(struct skynet_message *msg, void *ud) {
+	skynet_free(msg->data);
+}
+
+static void
+teardown(void) {
+	skynet_handle_retireall();
+	struct message_queue *q;
+	while ((q = skynet_globalmq_pop()) != NULL)
+		skynet_mq_release(q, drop_free, NULL);
+	skynet_timer_set_kick(NULL);
+	skynet_timer_exit();
+	skynet_timer_set_clock(NULL);
+	skynet_module_exit();
+	skynet_handle_exit();
+	skynet_harbor_exit();
+	skynet_mq_exit();
+}
+
+static void
+zero_delay_is_immediate(int *failed) {
+	struct skynet_context *ctx = setup(false, 5000);
+	uint32_t h = skynet_context_handle(ctx);
+	TT_CHECK(skynet_timeout(h, 0, 11) == 11);
+	TT_CHECK(skynet_timeout(h, -5, 12) == 12);
+	TT_CHECK(skynet_timeout(0x00ffffff, 0, 13) == SKYNET_EDEAD);
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(GOT.n == 2 && GOT.session[0] == 11 && GOT.session[1] == 12);
+	TT_CHECK(GOT.source[0] == 0 && GOT.type[0] == PTYPE_RESPONSE);
+	TT_CHECK(skynet_timer_pending(0) == 0);
+	teardown();
+}
+
+static void
+fires_at_deadline_tick(int *failed) {
+	struct skynet_context *ctx = setup(false, 5000);
+	uint32_t h = skynet_context_handle(ctx);
+	uint64_t start = skynet_now();
+	skynet_timeout(h, 30, 1);
+	skynet_timeout(h, 10, 2);
+	FAKE_CS += 9;
+	skynet_updatetime();
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(GOT.n == 0); // never early
+	FAKE_CS += 1;
+	skynet_updatetime();
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(GOT.n == 1 && GOT.session[0] == 2 && GOT.now[0] == start + 10);
+	FAKE_CS += 100; // a jump: the rest fires in one update
+	skynet_updatetime();
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(GOT.n == 2 && GOT.session[1] == 1);
+	teardown();
+}
+
+/* Sleep in wait_us steps (the timer thread's loop) until n messages arrived. */
+static int
+sleep_until_fired(struct skynet_context *ctx, int n, uint64_t *slept_cs) {
+	int wakeups = 0;
+	*slept_cs = 0;
+	while (GOT.n < n && wakeups < 100) {
+		uint64_t us = skynet_timer_wait_us(10000000);
+		FAKE_CS += us / 10000;
+		*slept_cs += us / 10000;
+		skynet_updatetime();
+		skynet_context_dispatchall(ctx);
+		wakeups++;
+	}
+	return wakeups;
+}
+
+static void
+sleep_until_next_deadline_and_kick(int *failed) {
+	struct skynet_context *ctx = setup(false, 5000);
+	uint32_t h = skynet_context_handle(ctx);
+	skynet_updatetime();
+	// Nothing pending: sleep the whole allowance.
+	TT_CHECK(skynet_timer_wait_us(1000000) == 1000000);
+	skynet_timeout(h, 500, 1); // after the planned wake: no kick
+	TT_CHECK(KICKS == 0);
+	uint64_t us = skynet_timer_wait_us(10000000);
+	TT_CHECK(us > 0 && us <= 5000000); // never past the deadline (a cascade may come first)
+	skynet_timeout(h, 1, 2);           // before the planned wake: kick the sleeping thread
+	TT_CHECK(KICKS == 1);
+	skynet_timeout(h, 1, 3); // the thread is woken already
+	TT_CHECK(KICKS == 1);
+	TT_CHECK(skynet_timer_wait_us(10000000) == 10000);
+	uint64_t slept;
+	int wakeups = sleep_until_fired(ctx, 2, &slept);
+	TT_CHECK(GOT.n == 2 && GOT.session[0] == 2 && GOT.session[1] == 3);
+	TT_CHECK(wakeups == 1 && slept == 1);
+	// The far timer: a handful of wake-ups (cascades), landing exactly on its tick.
+	wakeups = sleep_until_fired(ctx, 3, &slept);
+	TT_CHECK(GOT.n == 3 && GOT.session[2] == 1);
+	TT_CHECK(wakeups <= 4 && slept == 499);
+	teardown();
+}
+
+static void
+cancel_sends_nothing(int *failed) {
+	struct skynet_context *ctx = setup(false, 100);
+	uint32_t h = skynet_context_handle(ctx);
+	skynet_timeout(h, 10, 1);
+	skynet_timeout(h, 10, 2);
+	TT_CHECK(skynet_timer_pending(h) == 2);
+	TT_CHECK(skynet_timeout_cancel(ctx, 1) == 0);
+	TT_CHECK(skynet_timeout_cancel(ctx, 1) == SKYNET_ENOENT);
+	TT_CHECK(skynet_timeout_cancel(ctx, 99) == SKYNET_ENOENT);
+	const char *n = skynet_command(ctx, "STAT", "timers");
+	TT_CHECK(n && strcmp(n, "1") == 0);
+	FAKE_CS += 20;
+	skynet_updatetime();
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(GOT.n == 1 && GOT.session[0] == 2);
+	TT_CHECK(skynet_timeout_cancel(ctx, 2) == SKYNET_ENOENT); // fired already
+	teardown();
+}
+
+static void
+retired_service_takes_its_timers(int *failed) {
+	struct skynet_context *ctx = setup(false, 100);
+	struct skynet_context *other = skynet_context_new("collect", NULL);
+	uint32_t h = skynet_context_handle(ctx);
+	uint32_t o = skynet_context_handle(other);
+	for (int i = 1; i <= 1000; i++)
+		skynet_timeout(h, i, i);
+	skynet_timeout(o, 5, 1);
+	const char *total = skynet_command(other, "STAT", "timers_total");
+	TT_CHECK(total && strcmp(total, "1001") == 0);
+	skynet_handle_retire(h);
+	TT_CHECK(skynet_timer_pending(h) == 0);
+	TT_CHECK(skynet_timer_pending(0) == 1);
+	teardown();
+}
+
+static void
+virtual_time_jumps_to_deadline(int *failed) {
+	struct skynet_context *ctx = setup(true, 777);
+	uint32_t h = skynet_context_handle(ctx);
+	TT_CHECK(skynet_now() == 0);
+	skynet_timeout(h, 360000, 1); // one hour
+	skynet_timeout(h, 100, 2);
+	TT_CHECK(skynet_timer_advance_idle());
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(GOT.n == 1 && GOT.session[0] == 2 && GOT.now[0] == 100);
+	TT_CHECK(skynet_timer_advance_idle());
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(GOT.n == 2 && GOT.session[1] == 1 && GOT.now[1] == 360000);
+	TT_CHECK(!skynet_timer_advance_idle()); // nothing pending
+	FAKE_CS += 1000;
+	skynet_updatetime(); // the clock is never read in virtual time
+	TT_CHECK(skynet_now() == 360000);
+	teardown();
+}
+
+static void
+clock_backwards_never_moves_now_back(int *failed) {
+	struct skynet_context *ctx = setup(false, 1000);
+	uint32_t h = skynet_context_handle(ctx);
+	skynet_timeout(h, 15, 1);
+	FAKE_CS += 10;
+	skynet_updatetime();
+	uint64_t before = skynet_now();
+	FAKE_CS -= 500;
+	skynet_updatetime();
+	TT_CHECK(skynet_now() >= before);
+	FAKE_CS += 5;
+	skynet_updatetime();
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(GOT.n == 1 && skynet_now() == before + 5);
+	teardown();
+}
+
+int
+main(void) {
+	skynet_globalinit();
+	skynet_env_init();
+	TT_RUN(zero_delay_is_immediate);
+	TT_RUN(fires_at_deadline_tick);
+	TT_RUN(sleep_until_next_deadline_and_kick);
+	TT_RUN(cancel_sends_nothing);
+	TT_RUN(retired_service_takes_its_timers);
+	TT_RUN(virtual_time_jumps_to_deadline);
+	TT_RUN(clock_backwards_never_moves_now_back);
+	skynet_env_exit();
+	skynet_globalexit();
+	return tt_summary();
+}
