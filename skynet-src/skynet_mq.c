@@ -54,8 +54,8 @@ struct message_queue {
 };
 
 struct global_queue {
-	struct spinlock lock; // covers head, tail and every next link
-	struct message_queue *head;
+	struct spinlock lock;       // covers head, tail and every next link
+	struct message_queue *head; // also read without the lock by skynet_globalmq_peek
 	struct message_queue *tail;
 };
 
@@ -71,7 +71,8 @@ skynet_globalmq_push(struct message_queue *q) {
 		g->tail->next = q;
 		g->tail = q;
 	} else {
-		g->head = g->tail = q;
+		ATOM_STORE_RELAXED(&g->head, q); // see skynet_globalmq_peek
+		g->tail = q;
 	}
 	SPIN_UNLOCK(g);
 	if (WAKEUP)
@@ -84,8 +85,8 @@ skynet_globalmq_pop(void) {
 	SPIN_LOCK(g);
 	struct message_queue *mq = g->head;
 	if (mq) {
-		g->head = mq->next;
-		if (g->head == NULL) {
+		ATOM_STORE_RELAXED(&g->head, mq->next);
+		if (mq->next == NULL) {
 			assert(mq == g->tail);
 			g->tail = NULL;
 		}
@@ -244,6 +245,12 @@ skynet_mq_release(struct message_queue *q, message_drop drop_func, void *ud) {
 		drop_queue(q, drop_func, ud);
 	else
 		skynet_globalmq_push(q);
+}
+
+int
+skynet_globalmq_peek(void) {
+	// Relaxed, lock-free: a hint for spinning workers, who take the lock to pop.
+	return ATOM_LOAD_RELAXED(&Q->head) != NULL;
 }
 
 void

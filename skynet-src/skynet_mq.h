@@ -47,6 +47,8 @@ void skynet_globalmq_push(struct message_queue *q);
 struct message_queue *skynet_globalmq_pop(void);
 /* True when the global queue holds no service queue (a racy snapshot). */
 int skynet_globalmq_empty(void);
+/* Like !skynet_globalmq_empty without taking the lock: a hint for spinning. */
+int skynet_globalmq_peek(void);
 
 /*
  * A new queue for handle. It starts marked as in the global queue (but is

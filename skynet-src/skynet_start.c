@@ -1,15 +1,19 @@
 /*
  * Threads and boot.
  *
- * Workers: each loops dispatching queues; one with nothing to do sleeps on
- * the shared condition variable (sleep counts the sleepers). Any push that
- * puts a queue into the global queue calls wakeup(), which signals one
- * sleeper, so a message never waits for the timer thread. No lost wakeup:
- * a sleeper increments sleep, then re-checks the global queue, under the
- * mutex; a pusher appends to the global queue, then (after a full fence)
- * reads sleep and, if non-zero, signals under the mutex. In the total
- * order of those seq-cst operations either the sleeper sees the queue or
- * the pusher sees the sleeper.
+ * Workers: each loops dispatching queues. One with nothing to do first
+ * spins for a few microseconds watching the global queue (at most
+ * MAX_SPINNERS at a time), then sleeps on the shared condition variable
+ * (sleep counts the sleepers). Any push that puts a queue into the global
+ * queue calls wakeup(): if a worker is spinning it will take the queue, so
+ * nobody is woken (request/response ping-pong then costs no futex calls);
+ * otherwise one sleeper is signalled, so a message never waits for the
+ * timer thread. No lost wakeup: a worker leaving the spin decrements
+ * spinning, then (under the mutex) increments sleep and re-checks the
+ * global queue; a pusher appends to the global queue, then after a full
+ * fence reads spinning and sleep. In the total order of those seq-cst
+ * operations either the worker sees the queue or the pusher sees it
+ * spinning (and it sees the queue when it stops) or sleeping.
  *
  * Timer thread: advances the wheel to the monotonic clock, then sleeps
  * until the tick of the next pending deadline (at most TIMER_MAX_SLEEP_US),
@@ -51,6 +55,8 @@
 #define TIMER_MAX_SLEEP_US    100000 // bounds SIGHUP handling latency
 #define TIMER_VIRTUAL_WAIT_US 10000
 #define MONITOR_PERIOD_S      5
+#define MAX_SPINNERS          1
+#define SPIN_ROUNDS           2000 // about 20-60 us of pause instructions
 
 struct monitor {
 	int count;
@@ -60,6 +66,7 @@ struct monitor {
 	bool kicked;               // kick's mutex: a wake-up the timer thread has not seen
 	struct skynet_cond idle;   // the monitor thread waits here between checks
 	ATOM_INT sleep;            // workers asleep on cond
+	ATOM_INT spinning;         // workers spinning for work
 	ATOM_INT quit;
 	bool virtual_time;
 };
@@ -82,7 +89,9 @@ handle_hup(int signal) {
 static void
 wakeup(void) {
 	struct monitor *m = M;
-	ATOM_FENCE(); // order the global-queue append before reading sleep (see top comment)
+	ATOM_FENCE(); // order the global-queue append before these reads (see top comment)
+	if (ATOM_LOAD(&m->spinning) > 0)
+		return;
 	if (ATOM_LOAD(&m->sleep) > 0) {
 		skynet_cond_lock(&m->cond);
 		skynet_cond_signal(&m->cond);
@@ -204,6 +213,28 @@ worker_sleep(struct monitor *m) {
 	skynet_cond_unlock(&m->cond);
 }
 
+static inline void
+cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* Watch the global queue for a while. True when work showed up. */
+static bool
+worker_spin(struct monitor *m) {
+	if (ATOM_LOAD(&m->spinning) >= MAX_SPINNERS || m->count == 1)
+		return false;
+	ATOM_FINC(&m->spinning);
+	bool found = false;
+	for (int i = 0; i < SPIN_ROUNDS && !found && !ATOM_LOAD_RELAXED(&m->quit); i++) {
+		found = skynet_globalmq_peek();
+		cpu_relax();
+	}
+	ATOM_FDEC(&m->spinning);
+	return found;
+}
+
 static void *
 thread_worker(void *p) {
 	struct worker_parm *wp = p;
@@ -213,7 +244,7 @@ thread_worker(void *p) {
 	struct message_queue *q = NULL;
 	while (!ATOM_LOAD(&m->quit)) {
 		q = skynet_context_message_dispatch(sm, q, wp->weight);
-		if (q == NULL)
+		if (q == NULL && !worker_spin(m))
 			worker_sleep(m);
 	}
 	if (q)
@@ -246,6 +277,7 @@ run_threads(int thread, bool virtual_time) {
 	m->count = thread;
 	m->virtual_time = virtual_time;
 	ATOM_INIT(&m->sleep, 0);
+	ATOM_INIT(&m->spinning, 0);
 	ATOM_INIT(&m->quit, 0);
 	m->m = skynet_malloc(thread * sizeof(struct skynet_monitor *));
 	for (int i = 0; i < thread; i++)
