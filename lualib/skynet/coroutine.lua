@@ -118,7 +118,7 @@ end
 
 function M.close(co)
 	if state[co] == BLOCKED then
-		return false, "cannot close a skynet coroutine suspend by skynet framework"
+		return false, "skynet.coroutine.close: coroutine blocked in the framework"
 	end
 	if state[co] then
 		state[co] = DEAD

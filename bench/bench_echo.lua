@@ -1,0 +1,22 @@
+-- Bench helper: "echo" answers its argument; "calls"(dest, n) makes n
+-- sequential calls to dest and returns the elapsed skynet.hpc ns.
+local skynet = require "skynet"
+
+local call = skynet.call
+local hpc = skynet.hpc
+
+skynet.start(function()
+	skynet.dispatch("lua", function(session, source, cmd, a, b)
+		if cmd == "echo" then
+			skynet.retpack(a)
+		elseif cmd == "calls" then
+			local t0 = hpc()
+			for i = 1, b do
+				call(a, "lua", "echo", i)
+			end
+			skynet.retpack(hpc() - t0)
+		else
+			error("bench_echo: unknown command (" .. tostring(cmd) .. ")")
+		end
+	end)
+end)

@@ -1,0 +1,52 @@
+-- skynet.memlimit (spec 5.3, 4.4 snlua): an allocation past the limit fails
+-- inside the service as a Lua memory error; the service survives.
+local skynet = require "skynet"
+local t = require "testlib"
+
+local limited
+
+t.case("the limit is set in the main chunk; memlimit then disappears", function()
+	local limit, fn = skynet.call(limited, "lua", "limit")
+	t.eq(limit, 4 * 1024 * 1024, "limit")
+	t.eq(fn, nil, "skynet.memlimit after the main chunk")
+end)
+
+t.case("allocations under the limit work", function()
+	local ok, n = skynet.call(limited, "lua", "alloc", 512 * 1024)
+	t.eq(ok, true, "512 KB string")
+	t.eq(n, 512 * 1024, "length")
+end)
+
+t.case("one allocation past the limit fails with a memory error", function()
+	local ok, err = skynet.call(limited, "lua", "alloc", 8 * 1024 * 1024)
+	t.eq(ok, false, "8 MB string must fail")
+	t.ok(err:find("not enough memory", 1, true), "error text: " .. err)
+	t.eq(skynet.call(limited, "lua", "ping"), "pong", "service survives")
+end)
+
+t.case("growing past the limit bit by bit fails, then memory comes back", function()
+	local ok, err = skynet.call(limited, "lua", "fill")
+	t.eq(ok, false, "fill must fail")
+	t.ok(err:find("not enough memory", 1, true), "error text: " .. err)
+	local kb = skynet.call(limited, "lua", "kb")
+	t.ok(kb < 4096, "heap after the failure: " .. kb .. " KB")
+	local ok2 = skynet.call(limited, "lua", "alloc", 512 * 1024)
+	t.eq(ok2, true, "allocation after recovery")
+	t.eq(skynet.call(limited, "lua", "ping"), "pong", "service survives")
+end)
+
+t.case("debug MEM of the limited service stays under the limit", function()
+	local kb = skynet.call(limited, "debug", "MEM")
+	t.ok(kb > 0 and kb < 4096, "MEM: " .. tostring(kb))
+end)
+
+t.case("a service without a limit can allocate the same amount", function()
+	local svc = skynet.newservice("svc_echo")
+	local ok, n = skynet.call(svc, "lua", "alloc", 8 * 1024 * 1024)
+	t.eq(ok, true, "8 MB string without a limit")
+	t.eq(n, 8 * 1024 * 1024, "length")
+end)
+
+t.start(nil, function()
+	limited = skynet.newservice("svc_memlimit")
+end)

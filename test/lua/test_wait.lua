@@ -1,0 +1,112 @@
+-- skynet.wait / skynet.wakeup: return values, deferred resumption, FIFO
+-- resumption order, tokens, and the wakeup-before-fork rule (spec 5.4).
+local skynet = require "skynet"
+local t = require "testlib"
+
+t.case("wakeup of a token nobody waits on returns nil", function()
+	t.eq(skynet.wakeup("nobody waits on this"), nil, "unknown token")
+	t.eq(skynet.wakeup(coroutine.running()), nil, "a running coroutine")
+end)
+
+t.case("wakeup returns true and resumes later, not inside wakeup", function()
+	local log = {}
+	local waiter = skynet.fork(function()
+		log[#log + 1] = "waiting"
+		local n = select("#", skynet.wait())
+		log[#log + 1] = "woken " .. n
+	end)
+	skynet.yield()
+	t.eq(table.concat(log, ","), "waiting", "parked")
+	t.eq(skynet.wakeup(waiter), true, "wakeup result")
+	t.eq(#log, 1, "not resumed inside wakeup")
+	skynet.yield()
+	t.eq(table.concat(log, ","), "waiting,woken 0", "resumed; wait returns nothing")
+	t.eq(skynet.wakeup(waiter), nil, "no longer waiting")
+end)
+
+t.case("explicit tokens", function()
+	local got = {}
+	local token = {}
+	skynet.fork(function()
+		skynet.wait("string token")
+		got[#got + 1] = "string"
+	end)
+	skynet.fork(function()
+		skynet.wait(token)
+		got[#got + 1] = "table"
+	end)
+	skynet.yield()
+	t.eq(skynet.wakeup(token), true, "table token")
+	t.eq(skynet.wakeup("string token"), true, "string token")
+	skynet.yield()
+	t.eq(table.concat(got, ","), "table,string", "resumed in wakeup order")
+end)
+
+t.case("resumption follows wakeup order", function()
+	local log = {}
+	local w = {}
+	for i = 1, 4 do
+		w[i] = skynet.fork(function()
+			skynet.wait()
+			log[#log + 1] = i
+		end)
+	end
+	skynet.yield()
+	for _, i in ipairs({ 3, 1, 4, 2 }) do
+		t.eq(skynet.wakeup(w[i]), true, "wakeup " .. i)
+	end
+	skynet.yield()
+	t.eq(table.concat(log, ","), "3,1,4,2", "order")
+end)
+
+t.case("woken coroutines run before forks queued in the same dispatch", function()
+	local log = {}
+	local waiter = skynet.fork(function()
+		skynet.wait()
+		log[#log + 1] = "woken"
+	end)
+	skynet.yield()
+	skynet.fork(function()
+		log[#log + 1] = "fork"
+	end)
+	skynet.wakeup(waiter)
+	log[#log + 1] = "caller"
+	skynet.yield()
+	t.eq(table.concat(log, ","), "caller,woken,fork", "order")
+end)
+
+t.case("a woken coroutine can wake the next one (chained)", function()
+	local log = {}
+	local w2
+	local w1 = skynet.fork(function()
+		skynet.wait()
+		log[#log + 1] = "w1"
+		skynet.wakeup(w2)
+	end)
+	w2 = skynet.fork(function()
+		skynet.wait()
+		log[#log + 1] = "w2"
+	end)
+	skynet.yield()
+	skynet.wakeup(w1)
+	skynet.sleep(1)
+	t.eq(table.concat(log, ","), "w1,w2", "chain")
+end)
+
+t.case("wait in a request handler, woken by another request", function()
+	t.eq(skynet.call(skynet.self(), "lua", "wait_for_kick"), "kicked", "reply")
+end)
+
+local parked
+
+t.start({
+	wait_for_kick = function(session, source)
+		parked = coroutine.running()
+		skynet.send(skynet.self(), "lua", "kick")
+		skynet.wait()
+		skynet.retpack("kicked")
+	end,
+	kick = function()
+		skynet.wakeup(parked)
+	end,
+})

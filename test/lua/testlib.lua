@@ -1,0 +1,169 @@
+-- Shared helpers for the Lua tests in test/lua (not a test itself; found
+-- through the test/lua/?.lua entry of lua_path in test/config.test).
+--
+-- A test service does:
+--   local t = require "testlib"
+--   t.case("what it checks", function() ... end)
+--   t.start()
+-- t.start installs the `lua` dispatch: `run` runs every case in order (each
+-- in its own protected call, so one failure does not hide the others) and
+-- raises a report naming the failed cases; `mark` (sent by helper services)
+-- appends to t.marks; extra commands can be passed to t.start. With the
+-- config key test_verbose = true each case is printed before it runs.
+local skynet = require "skynet"
+
+local M = {}
+
+local cases = {}
+M.marks = {}
+
+function M.case(name, fn)
+	cases[#cases + 1] = { name = name, fn = fn }
+end
+
+local function show(v)
+	if type(v) == "string" then
+		return string.format("%q", v)
+	end
+	return tostring(v)
+end
+
+function M.eq(got, want, what)
+	if got ~= want then
+		error(string.format("%s: got %s, want %s", what or "value", show(got), show(want)), 2)
+	end
+end
+
+function M.ok(cond, what)
+	if not cond then
+		error(what or "check failed", 2)
+	end
+	return cond
+end
+
+-- Calls f(...) and expects an error whose text contains `text` (plain).
+-- Returns the error text.
+function M.raises(text, f, ...)
+	local ok, err = pcall(f, ...)
+	if ok then
+		error(string.format("expected an error containing %q, but the call succeeded", text), 2)
+	end
+	local s = tostring(err)
+	if not s:find(text, 1, true) then
+		error(string.format("expected an error containing %q, got %q", text, s), 2)
+	end
+	return s
+end
+
+local function deep_eq(a, b, seen)
+	if a == b then
+		return true
+	end
+	if type(a) == "number" and type(b) == "number" then
+		return a ~= a and b ~= b -- both NaN
+	end
+	if type(a) ~= "table" or type(b) ~= "table" then
+		return false
+	end
+	if seen[a] == b then
+		return true
+	end
+	seen[a] = b
+	for k, v in next, a do
+		if not deep_eq(v, rawget(b, k), seen) then
+			return false
+		end
+	end
+	for k in next, b do
+		if rawget(a, k) == nil then
+			return false
+		end
+	end
+	return true
+end
+
+function M.same(got, want, what)
+	if not deep_eq(got, want, {}) then
+		error(string.format("%s: tables differ", what or "value"), 2)
+	end
+end
+
+-- With virtual time the clock moves only when the node is idle, so a
+-- one-centisecond sleep returns once every queue has drained.
+function M.quiesce()
+	skynet.sleep(1)
+end
+
+-- Counts responses for sessions nobody waits for (they must never come).
+local unknown_responses = 0
+local watching = false
+
+function M.watch_unknown_responses()
+	if not watching then
+		watching = true
+		skynet.dispatch_unknown_response(function(session, source, msg, sz)
+			unknown_responses = unknown_responses + 1
+		end)
+	end
+	return function()
+		return unknown_responses
+	end
+end
+
+-- Waits (virtual time) until #marks >= n, at most `limit` cs.
+function M.wait_marks(n, limit)
+	local deadline = skynet.now() + (limit or 100)
+	while #M.marks < n and skynet.now() < deadline do
+		skynet.sleep(1)
+	end
+	return #M.marks >= n
+end
+
+function M.has_mark(v)
+	for _, m in ipairs(M.marks) do
+		if m == v then
+			return true
+		end
+	end
+	return false
+end
+
+local function run()
+	local failed = {}
+	local verbose = skynet.getenv("test_verbose") == "true"
+	for _, c in ipairs(cases) do
+		if verbose then
+			print(string.format("  case %s (now %d)", c.name, skynet.now()))
+		end
+		local ok, err = xpcall(c.fn, debug.traceback)
+		if not ok then
+			failed[#failed + 1] = string.format("[%s] %s", c.name, tostring(err))
+		end
+	end
+	if #failed > 0 then
+		error(string.format("%d of %d cases failed:\n%s", #failed, #cases, table.concat(failed, "\n")), 0)
+	end
+	return #cases
+end
+
+-- extra: name -> function(session, source, ...) that replies itself.
+function M.start(extra, init)
+	skynet.start(function()
+		skynet.dispatch("lua", function(session, source, cmd, ...)
+			if cmd == "run" then
+				skynet.retpack(run())
+			elseif cmd == "mark" then
+				M.marks[#M.marks + 1] = (...)
+			elseif extra and extra[cmd] then
+				extra[cmd](session, source, ...)
+			else
+				error(string.format("testlib: unknown command (%s)", tostring(cmd)))
+			end
+		end)
+		if init then
+			init()
+		end
+	end)
+end
+
+return M
