@@ -6,6 +6,9 @@
  *
  * All checks that can refuse the start run before the fork, so a refusal is
  * reported by the process the user started, with a non-zero exit status.
+ * That process also waits, on a pipe, until the daemon has written the pid
+ * file, so the file is in place when the command returns (exit 0), and a
+ * daemon that fails to set itself up makes it exit 1.
  */
 
 #include "skynet_daemon.h"
@@ -89,6 +92,46 @@ lock_pidfile(const char *pidfile) {
 	return fd;
 }
 
+/*
+ * Fork; the parent waits for the child's readiness byte and exits with it.
+ * In the child, returns 0 with *ready_fd the pipe end to report on.
+ */
+static int
+detach(int *ready_fd) {
+	int p[2];
+	if (pipe(p) != 0)
+		return SKYNET_EIO;
+	pid_t child = fork();
+	if (child < 0) {
+		(void)close(p[0]); // nothing to do on failure
+		(void)close(p[1]);
+		return SKYNET_EIO;
+	}
+	if (child > 0) {
+		(void)close(p[1]); // the parent only reads
+		char ok = 0;
+		ssize_t n;
+		do {
+			n = read(p[0], &ok, 1);
+		} while (n < 0 && errno == EINTR);
+		_exit(n == 1 && ok == 'y' ? 0 : 1);
+	}
+	(void)close(p[0]); // the child only writes
+	if (setsid() < 0) {
+		(void)close(p[1]);
+		return SKYNET_EIO;
+	}
+	*ready_fd = p[1];
+	return 0;
+}
+
+static void
+report_ready(int ready_fd, bool ok) {
+	if (ok)
+		(void)write(ready_fd, "y", 1); // the parent sees EOF (failure) otherwise
+	(void)close(ready_fd);
+}
+
 int
 skynet_daemon_init(const char *pidfile) {
 	pid_t pid = read_pid(pidfile);
@@ -100,11 +143,12 @@ skynet_daemon_init(const char *pidfile) {
 	if (fd < 0)
 		return fd;
 	fflush(NULL); // so buffered output is not written twice, once by each process
-	if (daemon(1, 1) != 0) {
+	int ready_fd;
+	if (detach(&ready_fd) != 0) {
 		fprintf(stderr, "error: daemon: cannot detach: %s\n", strerror(errno));
 		goto fail_close_fd;
 	}
-	/* Only the daemon gets here; the parent has exited 0. */
+	/* Only the daemon gets here; the parent waits for report_ready. */
 	if (write_pid(fd) != 0) {
 		fprintf(stderr, "error: daemon: cannot write pidfile=%s: %s\n", pidfile, strerror(errno));
 		goto fail_remove_file;
@@ -113,10 +157,12 @@ skynet_daemon_init(const char *pidfile) {
 		fprintf(stderr, "error: daemon: cannot redirect fds to /dev/null: %s\n", strerror(errno));
 		goto fail_remove_file;
 	}
+	report_ready(ready_fd, true);
 	PIDFD = fd;
 	return 0;
 fail_remove_file:
 	(void)unlink(pidfile); // best effort: we are failing anyway
+	report_ready(ready_fd, false);
 fail_close_fd:
 	(void)close(fd); // releases the lock
 	return SKYNET_EIO;
