@@ -30,6 +30,7 @@
 #include "skynet_module.h"
 #include "skynet_monitor.h"
 #include "skynet_mq.h"
+#include "skynet_socket.h"
 #include "skynet_timer.h"
 #include "atomic.h"
 
@@ -121,7 +122,10 @@ struct drop_t {
 static void
 drop_message(struct skynet_message *msg, void *ud) {
 	struct drop_t *d = ud;
-	skynet_free(msg->data);
+	if (skynet_message_type(msg->sz) == PTYPE_SOCKET)
+		skynet_socket_message_free(msg->data); // and the DATA buffer it owns
+	else
+		skynet_free(msg->data);
 	uint32_t source = d->handle;
 	assert(source);
 	// Tell the sender its message died with the service.
@@ -444,14 +448,22 @@ cmd_exit(struct skynet_context *context, const char *param) {
 	return NULL;
 }
 
+/* Handle named by the first word of param (":hex" or ".name"), or 0. */
 static uint32_t
 tohandle(struct skynet_context *context, const char *param) {
 	if (param == NULL)
 		return 0;
 	if (param[0] == ':')
 		return (uint32_t)strtoul(param + 1, NULL, 16);
-	if (param[0] == '.')
-		return skynet_handle_findname(param + 1);
+	if (param[0] == '.') {
+		char name[64];
+		size_t len = strcspn(param + 1, " \t");
+		if (len >= sizeof(name))
+			return 0;
+		memcpy(name, param + 1, len);
+		name[len] = '\0';
+		return skynet_handle_findname(name);
+	}
 	skynet_error(context, "error: Can't convert %s to handle", param);
 	return 0;
 }
@@ -571,12 +583,17 @@ cmd_stat(struct skynet_context *context, const char *param) {
 	return context->result;
 }
 
+/* The context named by the first word of param (":hex" or ".name"), grabbed, or NULL. */
+static struct skynet_context *
+grab_target(struct skynet_context *context, const char *param, uint32_t *handle) {
+	*handle = tohandle(context, param);
+	return *handle ? skynet_handle_grab(*handle) : NULL;
+}
+
 static const char *
 cmd_logon(struct skynet_context *context, const char *param) {
-	uint32_t handle = tohandle(context, param);
-	if (handle == 0)
-		return NULL;
-	struct skynet_context *ctx = skynet_handle_grab(handle);
+	uint32_t handle;
+	struct skynet_context *ctx = grab_target(context, param, &handle);
 	if (ctx == NULL)
 		return NULL;
 	if (ATOM_LOAD(&ctx->logfile) == NULL) {
@@ -590,10 +607,8 @@ cmd_logon(struct skynet_context *context, const char *param) {
 
 static const char *
 cmd_logoff(struct skynet_context *context, const char *param) {
-	uint32_t handle = tohandle(context, param);
-	if (handle == 0)
-		return NULL;
-	struct skynet_context *ctx = skynet_handle_grab(handle);
+	uint32_t handle;
+	struct skynet_context *ctx = grab_target(context, param, &handle);
 	if (ctx == NULL)
 		return NULL;
 	FILE *f = (FILE *)ATOM_XCHG(&ctx->logfile, NULL);

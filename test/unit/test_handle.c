@@ -17,13 +17,20 @@ nop_init(void *inst, struct skynet_context *ctx, const char *parm) {
 	return 0;
 }
 
+static int LAST_SIGNAL = -1;
+
+static void
+record_signal(void *inst, int sig) {
+	LAST_SIGNAL = sig;
+}
+
 static void
 setup(int harbor) {
 	skynet_harbor_init(harbor);
 	skynet_handle_init(harbor);
 	skynet_mq_init();
 	skynet_module_init("./cservice/?.so");
-	struct skynet_module nop = {.name = "nop", .init = nop_init};
+	struct skynet_module nop = {.name = "nop", .init = nop_init, .signal = record_signal};
 	skynet_module_insert(&nop);
 	skynet_timer_init(true);
 }
@@ -178,6 +185,13 @@ command_names(int *failed) {
 	TT_CHECK(skynet_command(ctx, "NAME", ".zero :0") == NULL);
 	TT_CHECK(skynet_command(ctx, "NAME", ".bad 2") == NULL);
 	TT_CHECK(skynet_command(ctx, "REG", "global") == NULL);
+	// SIGNAL takes ":hex" or ".name", then an optional number (base auto-detected).
+	skynet_command(ctx, "SIGNAL", ".other 1");
+	TT_CHECK(LAST_SIGNAL == 1);
+	skynet_command(ctx, "SIGNAL", ":2 0x10");
+	TT_CHECK(LAST_SIGNAL == 16);
+	skynet_command(ctx, "SIGNAL", ".svc");
+	TT_CHECK(LAST_SIGNAL == 0);
 	teardown();
 	skynet_env_exit();
 }
