@@ -1,14 +1,10 @@
 /* Handle table: registration, retirement, reuse rules, growth, names, wrap. */
 #include "tt.h"
 
+#include "fixture.h"
+
 #include "skynet.h"
 #include "skynet_env.h"
-#include "skynet_handle.h"
-#include "skynet_harbor.h"
-#include "skynet_module.h"
-#include "skynet_mq.h"
-#include "skynet_server.h"
-#include "skynet_timer.h"
 
 #include <string.h>
 
@@ -26,31 +22,13 @@ record_signal(void *inst, int sig) {
 
 static void
 setup(int harbor) {
-	skynet_harbor_init(harbor);
-	skynet_handle_init(harbor);
-	skynet_mq_init();
-	skynet_module_init("./cservice/?.so");
-	struct skynet_module nop = {.name = "nop", .init = nop_init, .signal = record_signal};
-	skynet_module_insert(&nop);
-	skynet_timer_init(true);
-}
-
-static void
-drop_free(struct skynet_message *msg, void *ud) {
-	skynet_free(msg->data);
+	const struct skynet_module nop = {.name = "nop", .init = nop_init, .signal = record_signal};
+	fixture_setup(harbor, &nop, 1, true);
 }
 
 static void
 teardown(void) {
-	skynet_handle_retireall();
-	struct message_queue *q;
-	while ((q = skynet_globalmq_pop()) != NULL)
-		skynet_mq_release(q, drop_free, NULL);
-	skynet_timer_exit();
-	skynet_module_exit();
-	skynet_handle_exit();
-	skynet_harbor_exit();
-	skynet_mq_exit();
+	fixture_teardown();
 }
 
 static uint32_t

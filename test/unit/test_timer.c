@@ -6,14 +6,10 @@
  */
 #include "tt.h"
 
+#include "fixture.h"
+
 #include "skynet.h"
 #include "skynet_env.h"
-#include "skynet_handle.h"
-#include "skynet_harbor.h"
-#include "skynet_module.h"
-#include "skynet_mq.h"
-#include "skynet_server.h"
-#include "skynet_timer.h"
 
 #include <string.h>
 
@@ -65,36 +61,18 @@ setup(bool virtual_time, uint64_t clock_cs) {
 	FAKE_CS = clock_cs;
 	memset(&GOT, 0, sizeof(GOT));
 	KICKS = 0;
-	skynet_harbor_init(0);
-	skynet_handle_init(0);
-	skynet_mq_init();
-	skynet_module_init("");
-	struct skynet_module m = {.name = "collect", .init = collect_init};
-	skynet_module_insert(&m);
+	const struct skynet_module m = {.name = "collect", .init = collect_init};
 	skynet_timer_set_clock(fake_clock);
-	skynet_timer_init(virtual_time);
+	fixture_setup(0, &m, 1, virtual_time);
 	skynet_timer_set_kick(count_kick);
 	return skynet_context_new("collect", NULL);
 }
 
 static void
-drop_free(struct skynet_message *msg, void *ud) {
-	skynet_free(msg->data);
-}
-
-static void
 teardown(void) {
-	skynet_handle_retireall();
-	struct message_queue *q;
-	while ((q = skynet_globalmq_pop()) != NULL)
-		skynet_mq_release(q, drop_free, NULL);
 	skynet_timer_set_kick(NULL);
-	skynet_timer_exit();
+	fixture_teardown();
 	skynet_timer_set_clock(NULL);
-	skynet_module_exit();
-	skynet_handle_exit();
-	skynet_harbor_exit();
-	skynet_mq_exit();
 }
 
 static void
