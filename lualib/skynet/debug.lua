@@ -158,6 +158,12 @@ function dbgcmd.LINK()
 	skynet.response()
 end
 
+-- Beyond the spec: this service's pending C timers (timeouts and sleeps), for
+-- the debug console's `timers` command.
+function dbgcmd.TIMERS()
+	retpack(require("skynet.core").intcommand("STAT", "timers"))
+end
+
 function dbgcmd.TRACELOG(proto, flag)
 	if type(proto) ~= "string" then
 		flag = proto

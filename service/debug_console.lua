@@ -1,0 +1,605 @@
+-- debug_console: a telnet-style console to inspect and steer the node
+-- (spec 7.5). newservice("debug_console", [ip,] port) listens on ip
+-- (default 127.0.0.1) and logs "Start debug console at ip:port". Port 0
+-- takes a free port; the log line and the `lua` request ADDRESS (replies
+-- ip, port) tell which.
+--
+-- Per connection: "Welcome to skynet console", then one command per line
+-- (LF, an optional CR is dropped), split on whitespace; the first word names
+-- the command (case-insensitive). Output lines are the tab-joined tostring of
+-- their values. A string result is printed as is, a table result as sorted
+-- "key\tvalue" lines (a table value is flattened to sorted "k:v" items
+-- joined by tabs), then "<CMD OK>". An error prints its message, then
+-- "<CMD Error>". An unknown command prints
+-- "Invalid command, type help for command list", "nil", "<CMD Error>".
+-- A line "GET /cmd/arg HTTP/1.x" runs the path (slashes turned into
+-- spaces, %XX decoded) as a command; "POST ..." runs each line of the body.
+-- Either way the connection closes after the output, which is the console
+-- output itself (no HTTP status line): `curl --http0.9 host:port/list`.
+--
+-- Addresses: ":hex", ".name", or bare hex (combined with the local harbor
+-- id). Each connection runs in its own coroutine, its commands one after
+-- another; a command that blocks (a call to a stuck service) blocks only
+-- its own connection.
+local skynet = require "skynet"
+local socket = require "skynet.socket"
+local core = require "skynet.core"
+require "skynet.manager"
+
+local DEFAULT_IP <const> = "127.0.0.1"
+local DEFAULT_TIMEOUT <const> = 300 -- cs, for stat/mem/gc/timers
+local LINE_LIMIT <const> = 1024 * 1024 -- unread bytes before a client is dropped
+local MAX_DEPTH <const> = 3 -- nesting shown when a table value is flattened
+
+local listen_ip, listen_port
+local COMMAND = {} -- name -> { fn = f, help = text, raw = bool }
+
+---------------------------------------------------------------- output
+
+-- Numbers first (numerically), then everything else by tostring.
+local function key_less(a, b)
+	local na, nb = type(a) == "number", type(b) == "number"
+	if na ~= nb then
+		return na
+	end
+	if na then
+		return a < b
+	end
+	return tostring(a) < tostring(b)
+end
+
+local function sorted_keys(t)
+	local keys = {}
+	for k in pairs(t) do
+		keys[#keys + 1] = k
+	end
+	table.sort(keys, key_less)
+	return keys
+end
+
+-- A table value as "k:v" items; nested tables as "{k:v k:v}".
+local function flatten(v, sep, depth)
+	if type(v) ~= "table" then
+		return tostring(v)
+	end
+	if depth > MAX_DEPTH then
+		return tostring(v)
+	end
+	local items = {}
+	for _, k in ipairs(sorted_keys(v)) do
+		local x = v[k]
+		if type(x) == "table" then
+			x = "{" .. flatten(x, " ", depth + 1) .. "}"
+		end
+		items[#items + 1] = tostring(k) .. ":" .. tostring(x)
+	end
+	return table.concat(items, sep)
+end
+
+local function dump(print, result)
+	if type(result) == "table" then
+		for _, k in ipairs(sorted_keys(result)) do
+			print(k, flatten(result[k], "\t", 1))
+		end
+	elseif result ~= nil then
+		print(result)
+	end
+end
+
+local function printer(fd)
+	return function(...)
+		local n = select("#", ...)
+		local t = {}
+		for i = 1, n do
+			t[i] = tostring((select(i, ...)))
+		end
+		socket.write(fd, table.concat(t, "\t") .. "\n")
+	end
+end
+
+---------------------------------------------------------------- arguments
+
+local function fail(fmt, ...)
+	error(string.format(fmt, ...), 0)
+end
+
+-- ":hex", ".name" or bare hex -> handle; raises on anything else.
+local function to_address(s)
+	if s == nil or s == "" then
+		fail("Missing address")
+	end
+	local h
+	local first = s:sub(1, 1)
+	if first == "." then
+		h = skynet.localname(s)
+		if h == nil then
+			fail("Unknown name %s", s)
+		end
+		return h
+	end
+	local hex = first == ":" and s:match "^:(%x+)$" or s:match "^(%x+)$"
+	if hex and #hex:gsub("^0+", "") <= 8 then
+		h = tonumber(hex, 16)
+		if first ~= ":" and h <= 0xffffff then
+			h = h | (skynet.self() & 0xff000000)
+		end
+	end
+	if h == nil or h == 0 then
+		fail("Invalid address %s", s)
+	end
+	return h
+end
+
+local function to_timeout(ti)
+	if ti == nil then
+		return DEFAULT_TIMEOUT
+	end
+	local n = math.tointeger(tonumber(ti))
+	if n == nil then
+		fail("Invalid timeout %s", ti)
+	end
+	if n <= 0 then
+		return nil -- no limit
+	end
+	return n
+end
+
+-- Integer-looking words become integers (sessions, counts); others stay.
+local function to_values(...)
+	local t = table.pack(...)
+	for i = 1, t.n do
+		t[i] = math.tointeger(tonumber(t[i])) or t[i]
+	end
+	return table.unpack(t, 1, t.n)
+end
+
+-- The text after the first n words of line.
+local function rest_of(line, n)
+	local pos = 1
+	for _ = 1, n do
+		local _, e = line:find("^%s*%S+", pos)
+		if e == nil then
+			return ""
+		end
+		pos = e + 1
+	end
+	return (line:sub(pos):match "^%s*(.-)%s*$")
+end
+
+local function need_logpath()
+	if skynet.getenv "logpath" == nil then
+		fail("Config logpath is not set")
+	end
+end
+
+---------------------------------------------------------------- commands
+
+local function def(name, help, fn, raw)
+	COMMAND[name] = { fn = fn, help = help, raw = raw }
+end
+
+local function launcher(...)
+	return skynet.call(".launcher", "lua", ...)
+end
+
+local function debug_call(addr, ...)
+	return skynet.call(to_address(addr), "debug", ...)
+end
+
+def("help", "help: the commands and what they do", function()
+	local t = {}
+	for name, c in pairs(COMMAND) do
+		t[name] = c.help
+	end
+	return t
+end)
+
+def("list", "list: the Lua services the launcher knows", function()
+	return launcher "LIST"
+end)
+
+def("stat", "stat [cs]: task/mqlen/cpu/message of each service", function(ti)
+	return launcher("STAT", to_timeout(ti))
+end)
+
+def("mem", "mem [cs]: Lua heap of each service", function(ti)
+	return launcher("MEM", to_timeout(ti))
+end)
+
+def("gc", "gc [cs]: full collection in each service, then mem", function(ti)
+	return launcher("GC", to_timeout(ti))
+end)
+
+def("service", "service: the unique services (service_mgr)", function()
+	local list, err = skynet.call(".service", "lua", "LIST")
+	if list == nil then
+		fail("%s", tostring(err))
+	end
+	return list
+end)
+
+def("start", "start <name> [args...]: newservice; prints its address", function(name, ...)
+	if name == nil then
+		fail("Usage: start <service> [args...]")
+	end
+	local ok, addr = pcall(skynet.newservice, name, ...)
+	if not ok then
+		return "Failed"
+	elseif addr == nil then
+		return "Exit"
+	end
+	return { [skynet.address(addr)] = name }
+end)
+
+def("log", "log <name> [args...]: start, with its message log (needs logpath)", function(name, ...)
+	if name == nil then
+		fail("Usage: log <service> [args...]")
+	end
+	need_logpath()
+	local addr = launcher("LOGLAUNCH", "snlua", name, ...)
+	if addr == nil then
+		return "Exit"
+	end
+	return { [skynet.address(addr)] = name }
+end)
+
+def("snax", "snax <name> [args...]: snax.newservice (when snax is installed)", function(name, ...)
+	local ok, snax = pcall(require, "skynet.snax")
+	if not ok then
+		fail("snax is not available")
+	end
+	if name == nil then
+		fail("Usage: snax <service> [args...]")
+	end
+	local s = snax.newservice(name, ...)
+	return { [skynet.address(s.handle)] = name }
+end)
+
+def("kill", "kill <addr>: kill a service now", function(addr)
+	return launcher("KILL", to_address(addr))
+end)
+
+def("exit", "exit <addr>: ask a service to call skynet.exit", function(addr)
+	if not skynet.send(to_address(addr), "debug", "EXIT") then
+		fail("Invalid address %s", addr)
+	end
+end)
+
+def("info", "info <addr> [args...]: what the service's info_func returns", function(addr, ...)
+	return debug_call(addr, "INFO", to_values(...))
+end)
+
+def("task", "task <addr> [session]: tracebacks of the pending sessions", function(addr, session)
+	return debug_call(addr, "TASK", to_values(session))
+end)
+
+def("uniqtask", "uniqtask <addr>: pending sessions grouped by traceback", function(addr)
+	return debug_call(addr, "UNIQTASK")
+end)
+
+def("killtask", "killtask <addr> <co>: kill a pending coroutine", function(addr, name)
+	if name == nil then
+		fail("Usage: killtask <address> <name>")
+	end
+	return debug_call(addr, "KILLTASK", name)
+end)
+
+def("dbgcmd", "dbgcmd <addr> <CMD> [args...]: any debug-protocol command", function(addr, cmd, ...)
+	if cmd == nil then
+		fail("Usage: dbgcmd <address> <cmd> [args...]")
+	end
+	return debug_call(addr, cmd, to_values(...))
+end)
+
+def("ping", "ping <addr>: round trip to a service, in cs", function(addr)
+	local h = to_address(addr)
+	local t0 = skynet.now()
+	skynet.call(h, "debug", "PING")
+	return tostring(skynet.now() - t0)
+end)
+
+def("call", "call <addr> <expr, ...>: lua call with the evaluated arguments", function(line, addr)
+	local h = to_address(addr)
+	local expr = rest_of(line, 2)
+	local f, err = load("return " .. expr, "=(console)", "t", {})
+	if f == nil then
+		fail("%s", err)
+	end
+	return table.pack(skynet.call(h, "lua", f()))
+end, true)
+
+local TRACE_FLAG <const> = { on = true, off = false }
+
+def("trace", "trace <addr> [proto] [on|off]: request tracing of a protocol", function(addr, a, b)
+	local h = to_address(addr)
+	local proto, flag = a, b
+	if b == nil and (a == nil or TRACE_FLAG[a] ~= nil) then
+		proto, flag = nil, a
+	end
+	if flag ~= nil and TRACE_FLAG[flag] == nil then
+		fail("Invalid trace flag %s (on or off)", flag)
+	end
+	if proto then
+		skynet.call(h, "debug", "TRACELOG", proto, TRACE_FLAG[flag])
+	else
+		skynet.call(h, "debug", "TRACELOG", TRACE_FLAG[flag])
+	end
+end)
+
+def("inject", "inject <addr> <file.lua>: run the file inside a service", function(addr, filename)
+	local h = to_address(addr)
+	if filename == nil then
+		fail("Usage: inject <address> <file>")
+	end
+	local f, err = io.open(filename, "rb")
+	if f == nil then
+		fail("Can't open %s", tostring(err))
+	end
+	local source = f:read "a"
+	f:close()
+	local ok, output = skynet.call(h, "debug", "RUN", source, filename)
+	if not ok then
+		fail("%s", tostring(output))
+	end
+	return output
+end)
+
+def("debug", "debug <addr>: interactive debugger (not available)", function()
+	fail("The interactive debugger is not available in this node")
+end)
+
+def("logon", "logon <addr>: log what a service receives (needs logpath)", function(addr)
+	need_logpath()
+	core.command("LOGON", skynet.address(to_address(addr)))
+end)
+
+def("logoff", "logoff <addr>: stop that log", function(addr)
+	core.command("LOGOFF", skynet.address(to_address(addr)))
+end)
+
+def("signal", "signal <addr> [n]: signal 0 breaks a loop, 1 logs memory", function(addr, n)
+	local h = to_address(addr)
+	local sig = n and math.tointeger(tonumber(n))
+	if n and sig == nil then
+		fail("Invalid signal %s", n)
+	end
+	core.command("SIGNAL", skynet.address(h) .. " " .. tostring(sig or 0))
+end)
+
+def("getenv", "getenv <key>: an env value", function(key)
+	if key == nil then
+		fail("Usage: getenv <key>")
+	end
+	return skynet.getenv(key)
+end)
+
+def("setenv", "setenv <key> <value>: set an env key not set yet", function(line, key)
+	local value = rest_of(line, 2)
+	if key == nil or value == "" then
+		fail("Usage: setenv <key> <value>")
+	end
+	skynet.setenv(key, value)
+end, true)
+
+def("clearcache", "clearcache: forget the cached Lua chunks", function()
+	local ok, codecache = pcall(require, "skynet.codecache")
+	if not ok then
+		fail("The code cache can't be cleared in this node")
+	end
+	codecache.clear()
+end)
+
+def("netstat", "netstat: the open sockets and their counters", function()
+	local result = {}
+	for _, info in ipairs(socket.netstat()) do
+		info.address = skynet.address(info.address)
+		result[info.id] = info
+		info.id = nil
+	end
+	return result
+end)
+
+-- Pending C timers of each Lua service (debug TIMERS), and the node total.
+local function timers_all(ti)
+	local list = launcher "LIST"
+	local result = {}
+	local self = skynet.address(skynet.self())
+	local req = skynet.request()
+	for addr, desc in pairs(list) do
+		if addr == self then -- counted here: the select below adds a timer of its own
+			result[addr] = string.format("%d (%s)", core.intcommand("STAT", "timers"), desc)
+		else
+			result[addr] = "TIMEOUT (" .. desc .. ")"
+			req:add { addr, "debug", "TIMERS" }
+		end
+	end
+	for r, resp in req:select(ti) do
+		local addr = r[1]
+		if resp then
+			result[addr] = string.format("%d (%s)", resp[1], list[addr])
+		else
+			result[addr] = "ERROR (" .. list[addr] .. ")"
+		end
+	end
+	result.total = core.intcommand("STAT", "timers_total")
+	return result
+end
+
+def("timers", "timers [addr]: pending timers per service, and the node total", function(addr)
+	if addr == nil then
+		return timers_all(DEFAULT_TIMEOUT)
+	end
+	local h = to_address(addr)
+	return { [skynet.address(h)] = skynet.call(h, "debug", "TIMERS") }
+end)
+
+def("quit", "quit: close this connection", function()
+	return nil, "QUIT"
+end)
+
+---------------------------------------------------------------- connections
+
+local function split(line)
+	local words = {}
+	for w in line:gmatch "%S+" do
+		words[#words + 1] = w
+	end
+	return words
+end
+
+-- Runs one command line; returns true when the connection should close.
+local function run_command(line, print)
+	local words = split(line)
+	if words[1] == nil then
+		return false
+	end
+	local c = COMMAND[words[1]:lower()]
+	if c == nil then
+		print "Invalid command, type help for command list"
+		print(nil)
+		print "<CMD Error>"
+		return false
+	end
+	local ok, result, quit
+	if c.raw then
+		ok, result, quit = pcall(c.fn, line, table.unpack(words, 2))
+	else
+		ok, result, quit = pcall(c.fn, table.unpack(words, 2))
+	end
+	if ok then
+		dump(print, result)
+		print "<CMD OK>"
+	else
+		print(result)
+		print "<CMD Error>"
+	end
+	return quit == "QUIT"
+end
+
+local function url_decode(s)
+	return (s:gsub("%%(%x%x)", function(hex)
+		return string.char(tonumber(hex, 16))
+	end))
+end
+
+-- Reads the header lines of an HTTP request; returns Content-Length (0 when
+-- absent) and whether the header was complete.
+local function read_header(fd)
+	local length = 0
+	while true do
+		local line = socket.readline(fd)
+		if not line then
+			return length, false
+		end
+		line = line:gsub("\r$", "")
+		if line == "" then
+			return length, true
+		end
+		local n = line:lower():match "^content%-length:%s*(%d+)"
+		if n then
+			length = math.tointeger(tonumber(n)) or 0
+		end
+	end
+end
+
+local function serve_http(fd, first, print)
+	local method, target, version = first:match "^(%u+)%s+(%S+)%s*(.*)$"
+	if method == nil then
+		return
+	end
+	local length, complete = 0, true
+	if version ~= "" then -- "HTTP/1.x": a header follows (none for HTTP/0.9)
+		length, complete = read_header(fd)
+	end
+	local text
+	if method == "GET" then
+		text = url_decode(target:match "^[^?#]*"):gsub("/", " ")
+		if text:match "^%s*$" then
+			text = "help"
+		end
+	elseif complete and length > 0 and length <= LINE_LIMIT then
+		text = socket.read(fd, length) or ""
+	else
+		text = ""
+	end
+	for line in text:gmatch "[^\n]+" do
+		run_command((line:gsub("\r$", "")), print)
+	end
+end
+
+-- Drops a trailing CR and telnet commands (IAC sequences, e.g. the ones a
+-- telnet client sends for Ctrl-C).
+local function clean_line(line)
+	line = line:gsub("\r$", "")
+	if line:find("\255", 1, true) then
+		line = line:gsub("\255[\251-\254].", ""):gsub("\255.", "")
+	end
+	return line
+end
+
+local function serve(fd)
+	if not socket.start(fd) then
+		return
+	end
+	socket.limit(fd, LINE_LIMIT)
+	local print = printer(fd)
+	print "Welcome to skynet console"
+	while true do
+		local line = socket.readline(fd)
+		if not line then
+			break
+		end
+		line = clean_line(line)
+		if line:match "^GET " or line:match "^POST " then
+			serve_http(fd, line, print)
+			break
+		end
+		if run_command(line, print) then
+			break
+		end
+	end
+end
+
+local function connection(fd, addr)
+	local ok, err = pcall(serve, fd)
+	if not ok then
+		skynet.error(string.format("debug_console: connection %s failed: %s", addr, tostring(err)))
+	end
+	socket.close(fd)
+end
+
+---------------------------------------------------------------- service
+
+local function parse_args(...)
+	local n = select("#", ...)
+	local ip, port
+	if n >= 2 then
+		ip, port = ...
+	else
+		ip, port = DEFAULT_IP, ...
+	end
+	port = math.tointeger(tonumber(port))
+	if port == nil or port < 0 or port > 65535 then
+		error(string.format("debug_console: bad port (%s)", tostring((select(n, ...)))), 0)
+	end
+	return ip, port
+end
+
+local args = table.pack(...)
+
+skynet.start(function()
+	local ip, port = parse_args(table.unpack(args, 1, args.n))
+	local id, bound_ip, bound_port = socket.listen(ip, port)
+	listen_ip, listen_port = bound_ip or ip, bound_port or port
+	skynet.error(string.format("Start debug console at %s:%d", listen_ip, listen_port))
+	socket.start(id, function(fd, addr)
+		skynet.fork(connection, fd, addr)
+	end)
+	skynet.dispatch("lua", function(_, _, cmd)
+		if cmd == "ADDRESS" then
+			skynet.retpack(listen_ip, listen_port)
+		else
+			error(string.format("debug_console: unknown command (%s)", tostring(cmd)))
+		end
+	end)
+end)

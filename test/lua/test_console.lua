@@ -1,0 +1,363 @@
+-- service/debug_console.lua driven over TCP by clients in this service: the
+-- output shapes (<CMD OK>/<CMD Error>, sorted key\tvalue lines), every
+-- command, per-service timers, kill/exit removing services, bad commands and
+-- addresses, the HTTP forms, many consoles at once and clients that vanish.
+local skynet = require "skynet"
+local socket = require "skynet.socket"
+local t = require "testlib"
+
+local console, port
+local OK <const> = "<CMD OK>"
+local ERR <const> = "<CMD Error>"
+
+---------------------------------------------------------------- client
+
+local function connect()
+	local c = assert(socket.open("127.0.0.1", port))
+	t.eq(socket.readline(c), "Welcome to skynet console", "welcome line")
+	return c
+end
+
+-- Sends one command line; returns the output lines (status excluded) and
+-- the status line.
+local function send(c, line)
+	socket.write(c, line .. "\n")
+	local out = {}
+	while true do
+		local l = socket.readline(c)
+		if not l then
+			local got = table.concat(out, "|")
+			error(string.format("connection closed during %q after %q", line, got))
+		end
+		if l == OK or l == ERR then
+			return out, l
+		end
+		out[#out + 1] = l
+	end
+end
+
+local shared -- one connection reused by most cases
+
+local function cmd(line)
+	shared = shared or connect()
+	return send(shared, line)
+end
+
+local function ok(line)
+	local out, status = cmd(line)
+	t.eq(status, OK, string.format("%q: %s", line, table.concat(out, " | ")))
+	return out
+end
+
+-- Expects <CMD Error>; with `text`, the output must contain it.
+local function fails(line, text)
+	local out, status = cmd(line)
+	local all = table.concat(out, "\n")
+	t.eq(status, ERR, string.format("%q: %s", line, all))
+	if text then
+		t.ok(all:find(text, 1, true), string.format("%q: want %q in %q", line, text, all))
+	end
+	return out
+end
+
+-- "key\tvalue" lines -> { key = value }; checks the keys come sorted.
+local function kv(out, what)
+	local map, prev = {}, nil
+	for _, l in ipairs(out) do
+		local k, v = l:match "^([^\t]*)\t(.*)$"
+		t.ok(k, string.format("%s: not a key\\tvalue line (%q)", what, l))
+		if prev then
+			t.ok(prev < k, string.format("%s: keys not sorted (%q, %q)", what, prev, k))
+		end
+		map[k], prev = v, k
+	end
+	return map
+end
+
+local function parallel(n, f)
+	local done, errors, token = 0, {}, {}
+	for i = 1, n do
+		skynet.fork(function()
+			local okf, err = pcall(f, i)
+			if not okf then
+				errors[#errors + 1] = tostring(err)
+			end
+			done = done + 1
+			if done == n then
+				skynet.wakeup(token)
+			end
+		end)
+	end
+	skynet.wait(token)
+	return errors
+end
+
+local function bare(h) -- the address without the colon
+	return skynet.address(h):sub(2)
+end
+
+local function tmpdir()
+	local p = assert(io.popen "mktemp -d")
+	local dir = p:read "l"
+	p:close()
+	return assert(dir, "mktemp -d")
+end
+
+local helper -- a svc_console_timers started through the console
+
+---------------------------------------------------------------- cases
+
+t.case("help and the table shape", function()
+	local help = kv(ok "help", "help")
+	for _, name in ipairs { "help", "list", "stat", "mem", "gc", "info", "kill", "start", "exit",
+		"timers", "ping", "task", "logon", "logoff", "call", "inject", "netstat" } do
+		t.ok(help[name], "help lists " .. name)
+	end
+	t.ok(kv(ok "HELP", "HELP").timers, "commands are case-insensitive")
+	socket.write(shared, "help\r\n") -- telnet line ends
+	local out, status = send(shared, "")
+	t.eq(status, OK, "CRLF line")
+	t.ok(#out > 10, "help printed")
+end)
+
+t.case("list and start", function()
+	local list = kv(ok "list", "list")
+	t.eq(list[skynet.address(console)], "snlua debug_console 127.0.0.1 0", "console in list")
+	local out = ok "start svc_console_timers"
+	t.eq(#out, 1, "one line")
+	local addr, name = out[1]:match "^(:%x+)\t(.*)$"
+	t.eq(name, "svc_console_timers", "start result")
+	helper = tonumber(addr:sub(2), 16)
+	t.eq(skynet.call(helper, "lua", "echo", "hi"), "hi", "started service answers")
+	t.eq(kv(ok "list", "list")[addr], "snlua svc_console_timers", "listed")
+	t.eq(ok("start svc_init_error")[1], "Failed", "init error")
+	t.eq(ok("start svc_exit_in_start")[1], "Exit", "exit in start")
+	fails("start", "Usage")
+end)
+
+t.case("stat, mem and gc", function()
+	local addr = skynet.address(helper)
+	local stat = kv(ok "stat", "stat")
+	t.ok(stat[addr], "helper in stat")
+	local items = "^cpu:[^\t]+\tmessage:%d+\tmqlen:%d+\ttask:%d+$"
+	t.ok(stat[addr]:match(items), "stat items: " .. stat[addr])
+	t.ok(kv(ok "stat 0", "stat 0")[addr], "stat without timeout")
+	fails("stat soon", "Invalid timeout")
+	local mem = kv(ok "mem", "mem")
+	t.ok(mem[addr]:match "^%d+%.%d%d Kb %(snlua svc_console_timers%)$", "mem: " .. mem[addr])
+	local gc = kv(ok "gc 100", "gc")
+	t.ok(gc[addr]:match " Kb ", "gc: " .. gc[addr])
+end)
+
+t.case("timers per service and total", function()
+	local addr = skynet.address(helper)
+	t.eq(skynet.call(helper, "lua", "schedule", 5, 360000), 5, "scheduled")
+	local tm = kv(ok "timers", "timers")
+	t.eq(tm[addr], "5 (snlua svc_console_timers)", "helper timers")
+	t.eq(tm[skynet.address(skynet.self())], "0 (snlua test_console)", "idle test service")
+	t.eq(tm[skynet.address(console)], "0 (snlua debug_console 127.0.0.1 0)", "the console itself")
+	t.ok(math.tointeger(tonumber(tm.total)) >= 5, "total " .. tostring(tm.total))
+	t.eq(skynet.call(helper, "lua", "cancel", 2), 3, "cancelled two")
+	t.eq(kv(ok("timers " .. addr), "timers addr")[addr], "3", "one service")
+	t.eq(kv(ok("timers " .. bare(helper)), "timers bare")[addr], "3", "bare hex")
+end)
+
+t.case("debug passthrough: info task uniqtask killtask dbgcmd ping", function()
+	local addr = skynet.address(helper)
+	local info = kv(ok("info " .. addr), "info")
+	t.eq(info.name, "svc_console_timers", "info name")
+	t.eq(info.args, "0", "info without args")
+	t.eq(kv(ok("info " .. addr .. " a 2"), "info").args, "2", "info args")
+	local task = ok("task " .. addr)
+	t.ok(table.concat(task, "\n"):find("session:", 1, true), "task lists the timeouts")
+	ok("uniqtask " .. addr)
+	t.eq(ok("killtask " .. addr .. " nosuchthread")[1], "Not found", "killtask")
+	fails("killtask " .. addr, "Usage")
+	t.eq(#ok("dbgcmd " .. addr .. " PING"), 0, "dbgcmd PING")
+	fails("dbgcmd " .. addr .. " NOSUCH")
+	t.ok(ok("ping " .. addr)[1]:match "^%d+$", "ping elapsed cs")
+	ok "ping .launcher"
+	ok("ping " .. bare(helper))
+	ok("ping :" .. string.upper(bare(helper)))
+end)
+
+t.case("call, trace, inject", function()
+	local addr = skynet.address(helper)
+	local r = kv(ok("call " .. addr .. ' "echo", 1, "two words"'), "call")
+	t.eq(r["1"], "1", "first result")
+	t.eq(r["2"], "two words", "second result")
+	t.eq(r.n, "2", "count")
+	fails("call " .. addr .. " )(")
+	fails("call " .. addr .. ' "nosuch"', "call failed")
+	ok("trace " .. addr .. " on")
+	ok("trace " .. addr .. " lua off")
+	ok("trace " .. addr)
+	fails("trace " .. addr .. " lua maybe", "Invalid trace flag")
+	local file = os.tmpname()
+	local f = assert(io.open(file, "w"))
+	f:write 'print("hits", hits)\n'
+	f:close()
+	local hits = skynet.call(helper, "lua", "hits")
+	t.eq(ok("inject " .. addr .. " " .. file)[1], "hits\t" .. hits, "inject sees upvalues")
+	f = assert(io.open(file, "w"))
+	f:write 'error("on purpose")\n'
+	f:close()
+	fails("inject " .. addr .. " " .. file, "on purpose")
+	os.remove(file)
+	fails("inject " .. addr .. " " .. file, "Can't open")
+	fails("debug " .. addr, "not available")
+end)
+
+t.case("env, signal, netstat, service", function()
+	ok "setenv console_test_key hello  world"
+	t.eq(ok("getenv console_test_key")[1], "hello  world", "getenv")
+	fails("setenv console_test_key again", "console_test_key")
+	t.eq(#ok "getenv console_no_such_key", 0, "unset key")
+	fails("setenv", "Usage")
+	ok("signal " .. skynet.address(helper) .. " 1")
+	fails("signal " .. skynet.address(helper) .. " x", "Invalid signal")
+	local found = false
+	for _, v in pairs(kv(ok "netstat", "netstat")) do
+		local owner = "address:" .. skynet.address(console)
+		if v:find("type:LISTEN", 1, true) and v:find(owner, 1, true) then
+			found = true
+		end
+	end
+	t.ok(found, "the console's listener in netstat")
+	ok "service"
+	ok "clearcache"
+end)
+
+t.case("logon, logoff and log", function()
+	local addr = skynet.address(helper)
+	fails("logon " .. addr, "logpath")
+	local dir = tmpdir()
+	ok("setenv logpath " .. dir)
+	ok("logon " .. addr)
+	skynet.call(helper, "lua", "echo", "logged")
+	ok("logoff " .. addr)
+	local path = string.format("%s/%08x.log", dir, helper)
+	local f = assert(io.open(path))
+	local text = f:read "a"
+	f:close()
+	os.remove(path)
+	t.ok(text:match "^open time: ", "log opened: " .. text)
+	t.ok(text:find("close time: ", 1, true), "log closed")
+	local out = ok "log svc_console_timers"
+	local other = tonumber(out[1]:match "^:(%x+)\tsvc_console_timers$", 16)
+	t.ok(other, "log result " .. out[1])
+	ok("kill " .. skynet.address(other))
+	local lpath = string.format("%s/%08x.log", dir, other)
+	t.ok(io.open(lpath), "LOGLAUNCH opened a log")
+	os.remove(lpath)
+	os.remove(dir)
+end)
+
+t.case("kill and exit remove services", function()
+	local a = skynet.newservice "svc_console_timers"
+	local b = skynet.newservice "svc_console_timers"
+	skynet.call(a, "lua", "schedule", 3, 360000)
+	local k = kv(ok("kill " .. skynet.address(a)), "kill")
+	t.eq(k[skynet.address(a)], "snlua svc_console_timers", "kill result")
+	t.eq(kv(ok "list", "list")[skynet.address(a)], nil, "killed service left the list")
+	fails("ping " .. skynet.address(a), "invalid address")
+	t.eq(kv(ok "timers", "timers")[skynet.address(a)], nil, "killed service has no timers line")
+	t.eq(#ok("exit " .. skynet.address(b)), 0, "exit")
+	t.quiesce()
+	t.eq(kv(ok "list", "list")[skynet.address(b)], nil, "exited service left the list")
+	fails("exit " .. skynet.address(b), "Invalid address")
+end)
+
+t.case("bad commands and bad addresses", function()
+	local out, status = cmd "nosuch command"
+	t.same(out, { "Invalid command, type help for command list", "nil" }, "unknown command output")
+	t.eq(status, ERR, "unknown command status")
+	fails("ping", "Missing address")
+	fails("ping zz", "Invalid address zz")
+	fails("ping :0", "Invalid address")
+	fails("ping :12345678901", "Invalid address")
+	fails("ping .nosuch", "Unknown name .nosuch")
+	fails("ping :00fffff0", "invalid address")
+	fails("kill", "Missing address")
+	fails("info :00fffff0")
+	socket.write(shared, "\n  \t\n") -- blank lines print nothing
+	socket.write(shared, "\255\244\255\253\6\r\n") -- telnet Ctrl-C: IAC IP, IAC DO TM
+	t.eq(#ok "list" > 0, true, "still serving")
+end)
+
+t.case("HTTP forms close the connection", function()
+	local function http(request)
+		local c = assert(socket.open("127.0.0.1", port))
+		socket.write(c, request)
+		local text = socket.readall(c)
+		socket.close(c)
+		return text
+	end
+	local text = http "GET /ping/.launcher HTTP/1.1\r\nHost: x\r\n\r\n"
+	t.ok(text:match "^Welcome to skynet console\n%d+\n<CMD OK>\n$", "GET: " .. tostring(text))
+	text = http "GET /ping%20.launcher HTTP/1.0\r\n\r\n"
+	t.ok(text:match "\n<CMD OK>\n$", "GET with %20: " .. tostring(text))
+	text = http "GET /nosuch HTTP/1.0\r\n\r\n"
+	t.ok(text:match "Invalid command.*\n<CMD Error>\n$", "GET bad: " .. tostring(text))
+	text = http "GET / HTTP/1.0\r\n\r\n"
+	t.ok(text:find("timers\t", 1, true), "GET / is help")
+	local body = "ping .launcher\nlist\n"
+	text = http("POST / HTTP/1.1\r\nContent-Length: " .. #body .. "\r\n\r\n" .. body)
+	local _, n = text:gsub("<CMD OK>", "")
+	t.eq(n, 2, "POST runs each body line")
+	text = http "GET /list\n"
+	t.ok(text:match "\n<CMD OK>\n$", "HTTP/0.9 GET")
+end)
+
+t.case("quit, many consoles, clients vanishing", function()
+	local c = connect()
+	local _, status = send(c, "quit")
+	t.eq(status, OK, "quit")
+	t.eq(socket.readline(c), false, "closed after quit")
+	socket.close(c)
+	local errors = parallel(20, function(i)
+		local cc = connect()
+		for _ = 1, 3 do
+			local out, st = send(cc, i % 2 == 0 and "list" or "stat")
+			assert(st == OK and #out > 0, "console " .. i)
+		end
+		socket.close(cc)
+	end)
+	t.eq(#errors, 0, "errors: " .. table.concat(errors, "; "))
+	-- mid-line, mid-command, and while a command is blocked
+	c = assert(socket.open("127.0.0.1", port))
+	socket.write(c, "sta")
+	socket.close(c)
+	c = assert(socket.open("127.0.0.1", port))
+	socket.write(c, "stat\nmem\n")
+	socket.close(c)
+	c = connect()
+	socket.write(c, "call " .. skynet.address(helper) .. ' "park"\n')
+	t.quiesce()
+	socket.close(c)
+	t.eq(skynet.call(helper, "lua", "unpark"), true, "parked command released")
+	t.quiesce()
+	t.ok(#ok "list" > 0, "console still serving")
+	c = connect()
+	t.eq(select(2, send(c, "help")), OK, "new connection works")
+	socket.close(c)
+end)
+
+t.case("default ip and port 0", function()
+	local other = skynet.newservice("debug_console", 0)
+	local ip, p = skynet.call(other, "lua", "ADDRESS")
+	t.eq(ip, "127.0.0.1", "default ip")
+	t.ok(p > 0 and p ~= port, "own free port")
+	local c = assert(socket.open(ip, p))
+	t.eq(socket.readline(c), "Welcome to skynet console", "second console")
+	socket.close(c)
+	skynet.kill(other)
+	t.raises("call failed", skynet.newservice, "debug_console", "127.0.0.1", "notaport")
+end)
+
+t.start(nil, function()
+	console = skynet.newservice("debug_console", "127.0.0.1", 0)
+	local ip
+	ip, port = skynet.call(console, "lua", "ADDRESS")
+	assert(ip == "127.0.0.1" and port > 0, "console address")
+end)
