@@ -5,7 +5,8 @@
 -- anything else kicks the client. Every notice is logged for the test
 -- (events), as are "bad" reports and agent exits.
 -- Commands: start(conf) -> address, port; events() -> list (cleared);
--- kick(fd); close(); agents() -> count; exits() -> fd -> frames.
+-- kick(fd); close(); agents() -> count; exits() -> fd -> frames;
+-- started() -> agents started so far, fd of the latest.
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 
@@ -15,6 +16,7 @@ local agents = {} -- fd -> agent handle
 local gone = {} -- fd -> true: closed while its agent was being made
 local events = {}
 local exits = {} -- fd -> frame count reported by the agent
+local started, last_started = 0, nil -- agents started so far, fd of the latest
 local CMD = {}
 local SOCKET = {}
 
@@ -47,6 +49,8 @@ function SOCKET.open(fd, addr)
 	end
 	agents[fd] = a
 	skynet.call(a, "lua", "start", { gate = gate, client = fd, watchdog = skynet.self() })
+	started = started + 1
+	last_started = fd
 end
 
 function SOCKET.close(fd)
@@ -121,8 +125,8 @@ function CMD.exits()
 	return exits
 end
 
-function CMD.gate()
-	return gate
+function CMD.started()
+	return started, last_started
 end
 
 skynet.start(function()

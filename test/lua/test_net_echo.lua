@@ -1,7 +1,7 @@
 -- An echo server on skynet.socket (svc_net_echo) and clients in this
 -- service: one round trip, many concurrent clients, 2000 connections open
--- at once, a 4 MB payload, a refused connect, and the server's view of the
--- closes.
+-- at once, a 4 MB payload, a refused connect, the server's view of the
+-- closes, a listen on a used port, resolve and netstat.
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 local t = require "testlib"
@@ -107,6 +107,20 @@ end)
 
 t.case("listen on a used port raises Listen error", function()
 	t.raises("Listen error", socket.listen, "127.0.0.1", port)
+end)
+
+t.case("resolve and netstat", function()
+	local ips = socket.resolve("127.0.0.1")
+	t.eq(type(ips), "table", "resolve result")
+	t.eq(ips[1], "127.0.0.1", "numeric host")
+	local found = false
+	for _, v in ipairs(socket.netstat()) do
+		if v.type == "LISTEN" and v.sock == "127.0.0.1:" .. port then
+			found = true
+			t.eq(v.address, echo, "owner")
+		end
+	end
+	t.ok(found, "the echo listener is in netstat")
 end)
 
 t.start(nil, function()

@@ -1,0 +1,224 @@
+-- snax.gateserver: a reusable TCP gate for 2-byte-framed clients (spec 7.6).
+--
+-- The library owns the service's `socket` protocol and decodes every event
+-- with netpack.filter, so a service using it cannot use skynet.socket too.
+-- `handler` supplies the policy:
+--   connect(fd, "ip:port")    required; fd is not reading until openclient
+--   message(fd, ptr, sz)      required; one frame, ptr owned by the handler
+--   disconnect(fd), error(fd, text), warning(fd, kb), open(source, conf),
+--   command(cmd, source, ...) optional
+--   embed                     true: do not call skynet.start nor install
+--                             the `lua` dispatcher; gateserver.start then
+--                             returns the command function f(cmd, source,
+--                             ...) for the host service to call
+--
+-- Clients: connection[fd] is true from accept until the close/error event
+-- (frames are delivered), or "kicked" after closeclient (frames are
+-- dropped, the close event still reports disconnect). client_number counts
+-- the true ones; at maxclient or more a new connection is shut down at
+-- once, without a connect callback.
+--
+-- Frames: when netpack.filter queues several frames ("more"), they are
+-- popped in one coroutine; a fork is scheduled first so that, if
+-- handler.message blocks, the fork takes over the rest of the queue and
+-- the gate keeps serving other clients.
+local skynet = require "skynet"
+local netpack = require "skynet.netpack"
+local driver = require "skynet.socketdriver"
+
+local sformat = string.format
+
+local gateserver = {}
+
+local DEFAULT_MAXCLIENT <const> = 1024
+
+local queue -- netpack queue (the current one: filter may replace it)
+local listen_id -- listening socket id
+local listen_token -- open() waits on it for the listen confirmation
+local listen_ok -- the confirmation arrived
+local maxclient = DEFAULT_MAXCLIENT
+local client_number = 0
+local nodelay = false
+local connection = {} -- fd -> true | "kicked"
+
+function gateserver.openclient(fd)
+	if connection[fd] == true then
+		driver.start(fd)
+	end
+end
+
+function gateserver.closeclient(fd)
+	if connection[fd] == true then
+		connection[fd] = "kicked"
+		client_number = client_number - 1
+		driver.close(fd)
+	end
+end
+
+function gateserver.start(handler)
+	assert(handler.connect and handler.message,
+		"gateserver.start: handler.connect and handler.message are required")
+
+	local CMD = {}
+
+	function CMD.open(source, conf)
+		assert(listen_id == nil, "gateserver.open: already listening")
+		local address = conf.address or "0.0.0.0"
+		local port = assert(tonumber(conf.port), "gateserver.open: no port")
+		maxclient = conf.maxclient or DEFAULT_MAXCLIENT
+		nodelay = conf.nodelay and true or false
+		local id = driver.listen(address, port, conf.backlog)
+		if not id then
+			error(sformat("gateserver.open: listen failed (%s:%s)", address, port))
+		end
+		listen_id = id
+		listen_ok = false
+		listen_token = {}
+		skynet.wait(listen_token)
+		listen_token = nil
+		if not listen_ok then
+			listen_id = nil
+			error(sformat("gateserver.open: listen failed (%s:%s)", address, port))
+		end
+		conf.address, conf.port = listen_ok.ip, listen_ok.port
+		driver.start(id)
+		if handler.open then
+			return handler.open(source, conf)
+		end
+	end
+
+	function CMD.close()
+		assert(listen_id, "gateserver.close: not listening")
+		driver.close(listen_id)
+		listen_id = nil
+	end
+
+	local MSG = {}
+
+	local function deliver(fd, msg, sz)
+		if connection[fd] == true then
+			handler.message(fd, msg, sz)
+		else
+			skynet.error(sformat("Drop message from fd (%d) : %d bytes", fd, sz))
+			skynet.trash(msg, sz)
+		end
+	end
+
+	MSG.data = deliver
+
+	local function drain()
+		local fd, msg, sz = netpack.pop(queue)
+		if fd == nil then
+			return
+		end
+		skynet.fork(drain) -- takes over if handler.message blocks
+		repeat
+			deliver(fd, msg, sz)
+			fd, msg, sz = netpack.pop(queue)
+		until fd == nil
+	end
+
+	MSG.more = drain
+
+	function MSG.open(fd, addr)
+		if client_number >= maxclient then
+			driver.shutdown(fd)
+			return
+		end
+		if nodelay then
+			driver.nodelay(fd)
+		end
+		connection[fd] = true
+		client_number = client_number + 1
+		handler.connect(fd, addr)
+	end
+
+	-- fd is gone: forget it and tell the handler (f: disconnect or error).
+	local function gone(fd, f, ...)
+		local c = connection[fd]
+		if c == nil then
+			return
+		end
+		connection[fd] = nil
+		if c == true then
+			client_number = client_number - 1
+		end
+		if f then
+			f(fd, ...)
+		end
+	end
+
+	function MSG.close(fd)
+		if fd == listen_id then
+			listen_id = nil
+			return
+		end
+		gone(fd, handler.disconnect)
+	end
+
+	function MSG.error(fd, text)
+		if fd == listen_id then
+			if listen_token and not listen_ok then
+				skynet.wakeup(listen_token)
+			else
+				skynet.error(sformat("gateserver: accept error (%s)", tostring(text)))
+			end
+			return
+		end
+		gone(fd, handler.error or handler.disconnect, text)
+	end
+
+	function MSG.warning(fd, kb)
+		if handler.warning then
+			handler.warning(fd, kb)
+		end
+	end
+
+	function MSG.init(id, ip, port)
+		if id == listen_id and listen_token and not listen_ok then
+			listen_ok = { ip = ip, port = port }
+			skynet.wakeup(listen_token)
+		end
+	end
+
+	skynet.register_protocol {
+		name = "socket",
+		id = skynet.PTYPE_SOCKET,
+		unpack = function(msg, sz)
+			return netpack.filter(queue, msg, sz)
+		end,
+		dispatch = function(_, _, q, kind, ...)
+			queue = q
+			if kind then
+				local f = MSG[kind]
+				if f then
+					f(...)
+				end
+			end
+		end,
+	}
+
+	local function command(cmd, source, ...)
+		local f = CMD[cmd]
+		if f then
+			return f(source, ...)
+		end
+		local h = handler.command
+		if h == nil then
+			error(sformat("gateserver: unknown command (%s)", tostring(cmd)))
+		end
+		return h(cmd, source, ...)
+	end
+
+	if handler.embed then
+		return command
+	end
+	skynet.start(function()
+		skynet.dispatch("lua", function(_, source, cmd, ...)
+			skynet.ret(skynet.pack(command(cmd, source, ...)))
+		end)
+	end)
+	return command
+end
+
+return gateserver
