@@ -148,6 +148,7 @@ skynet.start(function()
 			bench_send()
 			bench_call()
 			bench_timeouts()
+			skynet.call(skynet.newservice("bench_sched"), "lua", "run") -- skynet.timer, ~20 s
 		end, debug.traceback)
 		if not ok then
 			skynet.error("bench_main: " .. tostring(err))

@@ -60,7 +60,7 @@ t.case("every: a run that overruns skips grid points and reports them", function
 	t.eq(h:cancel(), false, "cancelled from the body")
 end)
 
-t.case("every: a long stall is one run, not a burst", function()
+t.case("every: a run that overruns by 200 periods is followed by one run, not a burst", function()
 	local t0 = skynet.now()
 	local log = {}
 	local n = 0
