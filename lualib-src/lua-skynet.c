@@ -51,6 +51,10 @@
  *       The serialization of spec 6.1 (lua-seri.h).
  *   now() -> integer                skynet_now(): centiseconds since node start.
  *   hpc() -> integer                CLOCK_MONOTONIC in nanoseconds.
+ *   walltime() -> number            The wall clock, float seconds since the
+ *       epoch: CLOCK_REALTIME (it steps when the clock is set); with config
+ *       timer = "virtual", starttime + now/100, so it moves with virtual time.
+ *       The mode is read once, when the module is opened.
  *   timeout_cancel(session) -> boolean
  *       Cancels this service's pending timer for session (true), or finds
  *       none because it fired or never existed (false).
@@ -397,6 +401,33 @@ lhpc(lua_State *L) {
 	return 1;
 }
 
+/* Upvalue 1: the node's start time (an integer) in virtual time, nil in real time. */
+static int
+lwalltime(lua_State *L) {
+	if (lua_isinteger(L, lua_upvalueindex(1))) {
+		lua_Integer start = lua_tointeger(L, lua_upvalueindex(1));
+		lua_pushnumber(L, (lua_Number)start + (lua_Number)skynet_now() / 100.0);
+		return 1;
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+	return 1;
+}
+
+/* Push the walltime closure for ctx: decides virtual or real time once. */
+static void
+push_walltime(lua_State *L, struct skynet_context *ctx) {
+	const char *mode = skynet_command(ctx, "GETENV", "timer");
+	if (mode != NULL && strcmp(mode, "virtual") == 0) {
+		const char *start = skynet_command(ctx, "STARTTIME", NULL);
+		lua_pushinteger(L, start ? (lua_Integer)strtoull(start, NULL, 10) : 0);
+	} else {
+		lua_pushnil(L);
+	}
+	lua_pushcclosure(L, lwalltime, 1);
+}
+
 static int
 ltimeout_cancel(lua_State *L) {
 	int session = (int)luaL_checkinteger(L, 1);
@@ -495,6 +526,8 @@ luaopen_skynet_core(lua_State *L) {
 		return luaL_error(L, "skynet.core: no skynet_context in the registry (not in a service)");
 	luaL_setfuncs(L, funcs, 1);
 	luaL_setfuncs(L, seri, 0);
+	push_walltime(L, ctx);
+	lua_setfield(L, -2, "walltime");
 	return 1;
 }
 
