@@ -55,6 +55,10 @@
  *       epoch: CLOCK_REALTIME (it steps when the clock is set); with config
  *       timer = "virtual", starttime + now/100, so it moves with virtual time.
  *       The mode is read once, when the module is opened.
+ *   timeout(ti) -> session, object  Arms a timer: a response with the new
+ *       session arrives after ti cs (at once when ti <= 0). object is a
+ *       light userdata whose address is the session (skynet.timeout returns
+ *       it). Same as the TIMEOUT command without the text round trip.
  *   timeout_cancel(session) -> boolean
  *       Cancels this service's pending timer for session (true), or finds
  *       none because it fired or never existed (false).
@@ -68,6 +72,7 @@
 
 #include <inttypes.h>
 #include <stdbool.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,6 +210,19 @@ lgenid(lua_State *L) {
 	int session = skynet_send(ctx_of(L), 0, 0, PTYPE_TAG_ALLOCSESSION, 0, NULL, 0);
 	lua_pushinteger(L, session);
 	return 1;
+}
+
+static int
+ltimeout(lua_State *L) {
+	lua_Integer ti = luaL_checkinteger(L, 1);
+	if (ti > INT_MAX)
+		ti = INT_MAX;
+	else if (ti < INT_MIN)
+		ti = INT_MIN;
+	int session = skynet_timeout_new(ctx_of(L), (int)ti);
+	lua_pushinteger(L, session);
+	lua_pushlightuserdata(L, (void *)(intptr_t)session);
+	return 2;
 }
 
 /* ---- commands ---------------------------------------------------------- */
@@ -510,6 +528,7 @@ luaopen_skynet_core(lua_State *L) {
 	    {"trash", ltrash},
 	    {"now", lnow},
 	    {"hpc", lhpc},
+	    {"timeout", ltimeout},
 	    {"timeout_cancel", ltimeout_cancel},
 	    {NULL, NULL},
 	};

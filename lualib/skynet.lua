@@ -50,9 +50,9 @@ local coroutine_yield = coroutine.yield
 local coroutine_running = coroutine.running
 local coroutine_close = coroutine.close
 local c_send = c.send
-local c_intcommand = c.intcommand
 local c_genid = c.genid
 local c_timeout_cancel = c.timeout_cancel
+local c_timeout = c.timeout
 
 local PTYPE_RESPONSE <const> = 1
 local PTYPE_ERROR <const> = 7
@@ -696,6 +696,7 @@ local function timer_object(session)
 	return c.unpack(string.pack("<Bj", 3, session)) -- 3: the light userdata tag (spec 6.1)
 end
 
+-- Returns the new session and its timer object (a light userdata).
 local function new_timer(ti)
 	if math.type(ti) ~= "integer" then
 		ti = math.floor(assert(tonumber(ti), "skynet.timeout: time must be a number"))
@@ -703,7 +704,8 @@ local function new_timer(ti)
 	if wrapped then
 		session_guard()
 	end
-	return track(c_intcommand("TIMEOUT", ti))
+	local session, obj = c_timeout(ti)
+	return track(session), obj
 end
 
 function skynet.timeout(ti, func)
@@ -713,7 +715,7 @@ function skynet.timeout(ti, func)
 			return f()
 		end
 	end
-	local session = new_timer(ti)
+	local session, obj = new_timer(ti)
 	timers[session] = func
 	local n = timer_n + 1
 	timer_n = n
@@ -723,7 +725,7 @@ function skynet.timeout(ti, func)
 	if trace_timeouts then
 		timeout_tb[session] = traceback()
 	end
-	return timer_object(session)
+	return obj
 end
 
 function skynet.sleep(ti, token)

@@ -4,7 +4,12 @@
 /*
  * The public API: the only core header that C services (service-src/) and
  * Lua C modules (lualib-src/) include, together with skynet_malloc.h which
- * it pulls in. Every other header in skynet-src is internal.
+ * it pulls in, and skynet_socket.h (the network: skynet_socket_listen,
+ * _connect, _bind, _start, _pause, _close, _shutdown, _nodelay, _send,
+ * _send_lowpriority, _send_copy, _udp, _udp_listen, _udp_dial,
+ * _udp_connect, _udp_send, _udp_address, _info, and the PTYPE_SOCKET
+ * payload struct skynet_socket_message). Every other header in skynet-src
+ * is internal.
  *
  * Threads: every function here is safe to call from any thread unless its
  * comment says otherwise.
@@ -43,6 +48,7 @@ enum skynet_err {
 	SKYNET_EINVAL = -3,  // malformed argument
 	SKYNET_ENOENT = -4,  // nothing matches (name, timer, key)
 	SKYNET_EIO = -5,     // operating system call failed
+	SKYNET_EFULL = -6,   // a fixed-size table is full (socket ids)
 };
 
 struct skynet_context;
@@ -97,6 +103,13 @@ uint32_t skynet_current_handle(void);
 
 /* Centiseconds since node start (spec 3); the virtual clock in virtual time. */
 uint64_t skynet_now(void);
+
+/*
+ * Arm a timer for ctx: a PTYPE_RESPONSE (source 0, no data) with the
+ * returned new session arrives after time_cs centiseconds, at once when
+ * time_cs <= 0. Call from the thread running ctx (it allocates a session).
+ */
+int skynet_timeout_new(struct skynet_context *ctx, int time_cs);
 
 /*
  * Cancel the pending timer that will answer ctx with session. Returns 0 when a

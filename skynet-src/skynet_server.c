@@ -373,13 +373,17 @@ handle_exit(struct skynet_context *context, uint32_t handle) {
 
 /* Commands: each returns a borrowed string or NULL (spec 4.2). */
 
+int
+skynet_timeout_new(struct skynet_context *context, int time_cs) {
+	int session = skynet_context_newsession(context);
+	skynet_timeout(context->handle, time_cs, session);
+	return session;
+}
+
 static const char *
 cmd_timeout(struct skynet_context *context, const char *param) {
-	char *session_ptr = NULL;
-	int ti = (int)strtol(param, &session_ptr, 10);
-	int session = skynet_context_newsession(context);
-	skynet_timeout(context->handle, ti, session);
-	sprintf(context->result, "%d", session);
+	int ti = param ? (int)strtol(param, NULL, 10) : 0;
+	sprintf(context->result, "%d", skynet_timeout_new(context, ti));
 	return context->result;
 }
 
