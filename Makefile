@@ -75,6 +75,17 @@ $(BUILD)/luaclib/skynet.so: $(LUALIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -shared -o $@ $^
 
+# The demo's terminal client: its socket module, loaded by the system lua5.4
+# (examples/lua-clientsocket.c), and `make client` to play (examples/).
+CLIENTSOCKET := $(BUILD)/luaclib/clientsocket.so
+all: $(CLIENTSOCKET)
+$(CLIENTSOCKET): examples/lua-clientsocket.c
+	@mkdir -p $(dir $@) $(OBJ)/examples
+	$(CC) $(CFLAGS) -fPIC -shared -MF $(OBJ)/examples/clientsocket.d -o $@ $< $(LDFLAGS)
+.PHONY: client
+client: $(CLIENTSOCKET)
+	@LUA_CPATH="$(BUILD)/luaclib/?.so" lua5.4 examples/client.lua $(CLIENT_ARGS)
+
 $(OBJ)/test/%: test/unit/%.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itest/unit -MF $@.d -o $@ $< $(CORE_LIB) $(LDFLAGS) $(LIBS)

@@ -1,12 +1,27 @@
--- Demo: a world service ticking at 10 Hz and a few players whose buffs
--- expire on skynet.timeout. Watch the log; stop it with Ctrl-C.
+-- The demo game server (`make run`): the world, the watchdog and its gate
+-- on gate_address:gate_port (127.0.0.1:8888), and the debug console on
+-- 127.0.0.1:debug_console_port (8000). Every game setting can be set in
+-- examples/config (see examples/settings.lua). Play with `make client`.
 local skynet = require "skynet"
+local settings = require "settings"
 
 skynet.start(function()
-	local world = skynet.newservice("demo_world")
-	for i = 1, 3 do
-		local player = skynet.newservice("demo_player", "player" .. i)
-		skynet.call(world, "lua", "join", player, "player" .. i)
+	local s = settings.from_env(skynet.getenv)
+	local world = skynet.newservice("world")
+	skynet.call(world, "lua", "init", s)
+	local watchdog = skynet.newservice("watchdog")
+	local addr, port = skynet.call(watchdog, "lua", "start", s, world)
+	skynet.error(string.format("Watchdog listen on %s:%d", addr, port))
+	if s.debug_console_port > 0 then
+		local ok, console = pcall(skynet.newservice, "debug_console", "127.0.0.1",
+			s.debug_console_port)
+		if ok and console then
+			skynet.error(string.format("debug console on 127.0.0.1:%d", s.debug_console_port))
+		else
+			skynet.error("warn: main: no debug console (service/debug_console.lua missing?)")
+		end
 	end
-	skynet.error("demo: world and 3 players started; Ctrl-C to stop")
+	skynet.error(string.format("demo: play with `make client` (or: lua5.4 examples/client.lua"
+		.. " 127.0.0.1 %d); Ctrl-C stops the server", port))
+	skynet.exit()
 end)

@@ -7,6 +7,7 @@
 #include "skynet_log.h"
 #include "skynet.h"
 #include "skynet_env.h"
+#include "skynet_socket.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -67,13 +68,26 @@ write_hex(FILE *f, const uint8_t *data, size_t sz) {
 	}
 }
 
+/* "[socket] type id ud [text-or-hex]": inline text as is, DATA/UDP bytes as hex. */
+static void
+log_socket(FILE *f, const struct skynet_socket_message *sm, size_t sz) {
+	fprintf(f, "[socket] %d %d %d ", sm->type, sm->id, sm->ud);
+	if (sm->type == SKYNET_SOCKET_TYPE_DATA || sm->type == SKYNET_SOCKET_TYPE_UDP) {
+		if (sm->buffer != NULL && sm->ud > 0)
+			write_hex(f, (const uint8_t *)sm->buffer, (size_t)sm->ud);
+	} else if (sz > sizeof(*sm)) {
+		fwrite(sm + 1, 1, sz - sizeof(*sm), f);
+	}
+}
+
 void
 skynet_log_output(FILE *f, uint32_t source, int type, int session, void *buffer, size_t sz) {
-	/*
-	 * TODO(log): PTYPE_SOCKET messages get the spec's own line
-	 * "[socket] type id ud [text-or-hex]" once the socket message layout
-	 * exists; until then they are logged like any other message.
-	 */
+	if (type == PTYPE_SOCKET && buffer != NULL && sz >= sizeof(struct skynet_socket_message)) {
+		log_socket(f, buffer, sz);
+		fputc('\n', f);
+		fflush(f);
+		return;
+	}
 	fprintf(f, ":%08x %d %d %" PRIu64 " ", source, type, session, skynet_now());
 	if (buffer != NULL)
 		write_hex(f, buffer, sz);

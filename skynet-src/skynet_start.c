@@ -26,6 +26,17 @@
  * the logger and notices when the last service exited: it then sets quit
  * and wakes everyone.
  *
+ * Socket thread: runs skynet_socket_poll until told to exit (by the timer
+ * thread, once the last service is gone). It needs no wake-up logic of its
+ * own: every event is a message push, and the push wakes a worker. In
+ * virtual time the node is idle only when the socket thread also is (no
+ * command queued, no event ready: skynet_socket_is_idle), and the socket
+ * thread kicks the timer thread when it becomes idle, as the last worker
+ * to fall asleep does. The socket thread counts as idle only after
+ * 10 ms without an event, and turns Nagle off in this mode (socket_server.c),
+ * so traffic over loopback between services is delivered before the clock
+ * jumps; a peer outside the process is not waited for.
+ *
  * Monitor thread: every 5 s checks each worker's monitor record.
  *
  * Lock order: worker cond mutex, then timer kick mutex. A spurious early
@@ -42,6 +53,7 @@
 #include "skynet_monitor.h"
 #include "skynet_mq.h"
 #include "skynet_server.h"
+#include "skynet_socket.h"
 #include "skynet_timer.h"
 #include "atomic.h"
 #include "skynet_cond.h"
@@ -119,7 +131,8 @@ timer_sleep(struct monitor *m, uint64_t us) {
 
 static bool
 is_idle(struct monitor *m) {
-	return ATOM_LOAD(&m->sleep) == m->count && skynet_globalmq_empty();
+	// Workers first: a worker queues its socket command before it sleeps.
+	return ATOM_LOAD(&m->sleep) == m->count && skynet_globalmq_empty() && skynet_socket_is_idle();
 }
 
 static void
@@ -179,7 +192,16 @@ thread_timer(void *p) {
 			signal_hup();
 		}
 	}
+	skynet_socket_exit();
 	stop_all(m);
+	return NULL;
+}
+
+static void *
+thread_socket(void *p) {
+	skynet_initthread(THREAD_SOCKET);
+	while (skynet_socket_poll() != 0)
+		;
 	return NULL;
 }
 
@@ -272,7 +294,7 @@ create_thread(pthread_t *thread, void *(*start_routine)(void *), void *arg) {
 
 static void
 run_threads(int thread, bool virtual_time) {
-	pthread_t pid[thread + 2];
+	pthread_t pid[thread + 3];
 	struct monitor *m = skynet_calloc(1, sizeof(*m));
 	m->count = thread;
 	m->virtual_time = virtual_time;
@@ -288,21 +310,25 @@ run_threads(int thread, bool virtual_time) {
 	M = m;
 	skynet_mq_set_wakeup(wakeup);
 	skynet_timer_set_kick(kick_timer);
+	if (virtual_time)
+		skynet_socket_set_idle_cb(kick_timer);
 
 	create_thread(&pid[0], thread_monitor, m);
 	create_thread(&pid[1], thread_timer, m);
+	create_thread(&pid[2], thread_socket, m);
 	struct worker_parm wp[thread];
 	for (int i = 0; i < thread; i++) {
 		wp[i].m = m;
 		wp[i].id = i;
 		wp[i].weight = worker_weight(i);
-		create_thread(&pid[i + 2], thread_worker, &wp[i]);
+		create_thread(&pid[i + 3], thread_worker, &wp[i]);
 	}
-	for (int i = 0; i < thread + 2; i++)
+	for (int i = 0; i < thread + 3; i++)
 		pthread_join(pid[i], NULL);
 
 	skynet_mq_set_wakeup(NULL);
 	skynet_timer_set_kick(NULL);
+	skynet_socket_set_idle_cb(NULL);
 	M = NULL;
 	for (int i = 0; i < thread; i++)
 		skynet_monitor_delete(m->m[i]);
@@ -336,7 +362,10 @@ bootstrap(struct skynet_context *logger, const char *cmdline) {
 
 static void
 drop_free(struct skynet_message *msg, void *ud) {
-	skynet_free(msg->data);
+	if (skynet_message_type(msg->sz) == PTYPE_SOCKET)
+		skynet_socket_message_free(msg->data); // and the DATA buffer it owns
+	else
+		skynet_free(msg->data);
 }
 
 /* After every thread stopped: flush and free the logger and whatever queues remain. */
@@ -366,6 +395,7 @@ skynet_start(struct skynet_config *config) {
 	skynet_mq_init();
 	skynet_module_init(config->module_path);
 	skynet_timer_init(config->virtual_time);
+	skynet_socket_init();
 	skynet_profile_enable(config->profile);
 
 	struct skynet_context *logger = skynet_context_new(config->logservice, config->logger);
@@ -380,6 +410,7 @@ skynet_start(struct skynet_config *config) {
 	run_threads(config->thread, config->virtual_time);
 
 	shutdown_node(logger);
+	skynet_socket_free();
 	skynet_timer_exit();
 	skynet_module_exit();
 	skynet_handle_exit();

@@ -1,0 +1,237 @@
+-- The demo game's agent: one per connected client, made by the watchdog.
+-- The gate forwards the client's frames here (PTYPE_CLIENT, session = fd).
+-- Requests are handled one at a time, in order (skynet.queue), so their
+-- answers come back in request order; game requests go to the world.
+--
+-- Two timers of the session, both visible to the player:
+--   * the idle kick: a skynet.timeout of idle_kick_cs, cancelled and re-armed
+--     on every frame (skynet.killthread: exactly one pending at any time);
+--     when it fires the client gets "kick idle" and is disconnected;
+--   * the online-time reward: every reward_cs of time logged in, reward_gold
+--     gold. The progress towards the next reward is saved in the world when
+--     the session ends, so a reconnect resumes it.
+local skynet = require "skynet"
+local socket = require "skynet.socket"
+local queue = require "skynet.queue"
+local proto = require "proto"
+
+local sformat = string.format
+local spack = string.pack
+
+local S -- settings
+local fd, gate, watchdog, world
+local name -- the player, once logged in
+local idle_obj -- the pending idle-kick timeout
+local reward_obj -- the pending reward timeout
+local reward_due -- skynet.now() of the next reward
+local closing = false
+local serial = queue()
+
+local CMD = {}
+local LOCAL = {} -- requests answered here
+
+local function write(text)
+	if not closing then
+		socket.write(fd, spack(">s2", text))
+	end
+end
+
+-- Asks the watchdog to disconnect the client (after reason is pushed).
+local function kick(reason)
+	if closing then
+		return
+	end
+	write("kick " .. reason)
+	closing = true
+	skynet.send(watchdog, "lua", "close", fd)
+end
+
+local function on_idle()
+	idle_obj = nil
+	kick(sformat("idle (%ss without a message)", proto.secs(S.idle_kick_cs)))
+end
+
+local function reset_idle()
+	if idle_obj then
+		skynet.killthread(idle_obj) -- cancels the pending timer
+	end
+	idle_obj = skynet.timeout(S.idle_kick_cs, on_idle)
+end
+
+local function reward_left()
+	return reward_due - skynet.now()
+end
+
+local give_reward
+
+local function arm_reward(delay)
+	reward_due = skynet.now() + delay
+	reward_obj = skynet.timeout(delay, give_reward)
+end
+
+function give_reward()
+	reward_obj = nil
+	arm_reward(S.reward_cs)
+	local total = skynet.call(world, "lua", "reward", name, S.reward_gold)
+	write(sformat("reward gold=+%d total=%d next=%s", S.reward_gold, total, proto.secs(S.reward_cs)))
+end
+
+-- Progress towards the next reward (cs), and stops the reward timer.
+local function stop_reward()
+	if reward_obj == nil then
+		return 0
+	end
+	skynet.killthread(reward_obj)
+	reward_obj = nil
+	local progress = S.reward_cs - reward_left()
+	if progress < 0 then
+		progress = 0
+	end
+	return progress
+end
+
+---------------------------------------------------------------- requests
+
+local HELP <const> = "commands=login,look,move,say,tell,attack,cast,status,ping,help,quit"
+	.. " skills=shield,rage,regen,poison,freeze,dispel dirs=n,s,e,w,ne,nw,se,sw"
+
+function LOCAL.help()
+	return "ok help " .. HELP
+end
+
+function LOCAL.ping()
+	return "ok ping"
+end
+
+function LOCAL.quit()
+	write("ok quit")
+	kick("bye")
+end
+
+function LOCAL.login(line)
+	local w = proto.words(line)
+	if #w ~= 2 then
+		return "err login usage: login <name>"
+	end
+	if name then
+		return "err login already logged in as " .. name
+	end
+	local reply, progress = skynet.call(world, "lua", "login", w[2], fd)
+	if reply:sub(1, 3) ~= "ok " then
+		return reply
+	end
+	name = w[2]
+	arm_reward(S.reward_cs - math.min(progress, S.reward_cs - 1))
+	return sformat("%s reward_in=%s", reply, proto.secs(reward_left()))
+end
+
+-- The answer to one request line (nil: nothing to answer).
+local function handle(line)
+	line = line:gsub("\r?\n$", "") -- tolerate a line end
+	if #line > S.max_request then
+		return sformat("err ? request too long (%d bytes, at most %d)", #line, S.max_request)
+	end
+	local cmd = line:match "^%s*(%S+)"
+	if cmd == nil then
+		return "err ? empty request (try help)"
+	end
+	if #cmd > 16 or not cmd:match "^%a+$" then
+		return "err ? not a command (try help)"
+	end
+	cmd = cmd:lower()
+	if line:find "%c" then
+		return "err " .. cmd .. " control characters in the request"
+	end
+	local f = LOCAL[cmd]
+	if f then
+		return f(line)
+	end
+	if name == nil then
+		return "err " .. cmd .. " not logged in (login <name> first)"
+	end
+	local reply = skynet.call(world, "lua", "request", name, cmd, line)
+	if cmd == "status" and reply:sub(1, 3) == "ok " then
+		reply = sformat("%s reward_in=%s", reply, proto.secs(reward_left()))
+	end
+	return reply
+end
+
+local function on_frame(msg)
+	if closing then
+		return
+	end
+	reset_idle()
+	local ok, reply = xpcall(handle, debug.traceback, msg)
+	if not ok then
+		skynet.error(sformat("error: agent: request failed fd=%d: %s", fd, reply))
+		local cmd = msg:match "^%s*(%a+)"
+		reply = "err " .. (cmd and cmd:lower() or "?") .. " internal error"
+	end
+	if reply then
+		write(reply)
+	end
+end
+
+skynet.register_protocol {
+	name = "client",
+	id = skynet.PTYPE_CLIENT,
+	unpack = skynet.tostring,
+	dispatch = function(session, _, msg)
+		skynet.ignoreret()
+		if session == fd then
+			serial(on_frame, msg)
+		end
+	end,
+}
+
+---------------------------------------------------------------- lua commands
+
+function CMD.start(conf)
+	fd, gate, watchdog, world, S = conf.client, conf.gate, conf.watchdog, conf.world, conf.settings
+	reset_idle()
+	write("hello welcome to the skywheel arena: type login <name> to play, help for commands")
+	skynet.call(gate, "lua", "forward", fd)
+end
+
+-- The world gave the name to a newer session: hand back the reward
+-- progress and disconnect.
+function CMD.replaced()
+	local progress = stop_reward()
+	name = nil
+	kick("replaced (logged in from elsewhere)")
+	return progress
+end
+
+-- The client is gone (closed, kicked or failed): save and exit.
+function CMD.disconnect()
+	closing = true
+	if name then
+		local progress = stop_reward()
+		skynet.send(world, "lua", "logout", name, progress)
+		name = nil
+	end
+	skynet.exit()
+end
+
+-- Counters for tests: pending timers of this agent and the player name.
+function CMD.stats()
+	return { timers = skynet.stat "timers", name = name }
+end
+
+skynet.start(function()
+	skynet.dispatch("lua", function(session, _, cmd, ...)
+		local f = CMD[cmd]
+		if f == nil then
+			skynet.error(sformat("error: agent: unknown command (%s)", tostring(cmd)))
+			if session ~= 0 then
+				skynet.retpack(nil)
+			end
+			return
+		end
+		if session == 0 then
+			f(...)
+		else
+			skynet.retpack(f(...))
+		end
+	end)
+end)

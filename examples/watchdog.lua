@@ -1,0 +1,123 @@
+-- The demo game's watchdog (the spec 7.7 pattern): owns the gate, makes one
+-- agent per accepted client and ends it when the client goes.
+--
+-- Gate notices arrive as lua sends ("socket", event, fd, ...), without a
+-- reply. Commands: start(settings, world) -> address, port (listens);
+-- close(fd) (an agent asks to disconnect its client); agents() -> fd ->
+-- agent (tests).
+local skynet = require "skynet"
+local settings = require "settings"
+
+local sformat = string.format
+
+local S -- settings
+local gate, world
+local agents = {} -- fd -> agent
+local making = {} -- fd -> true while its agent is being made
+local gone = {} -- fd -> true: closed while its agent was being made
+
+local SOCKET = {}
+local CMD = {}
+
+local function new_service(name)
+	if S.wrapper ~= "" then
+		return skynet.newservice(S.wrapper, name)
+	end
+	return skynet.newservice(name)
+end
+
+-- Ends the agent of fd (the client is closed or closing).
+local function drop(fd)
+	local a = agents[fd]
+	agents[fd] = nil
+	if making[fd] then
+		gone[fd] = true
+	end
+	skynet.call(gate, "lua", "kick", fd)
+	if a then
+		skynet.send(a, "lua", "disconnect")
+	end
+end
+
+function SOCKET.open(fd, addr)
+	making[fd] = true
+	local ok, a = pcall(new_service, "agent")
+	making[fd] = nil
+	if not ok or a == nil then
+		skynet.error(sformat("error: watchdog: no agent for fd=%d: %s", fd, tostring(a)))
+		gone[fd] = nil
+		skynet.call(gate, "lua", "kick", fd)
+		return
+	end
+	if gone[fd] then
+		gone[fd] = nil
+		skynet.send(a, "lua", "disconnect")
+		return
+	end
+	agents[fd] = a
+	local conf = { gate = gate, client = fd, watchdog = skynet.self(), world = world, settings = S }
+	local started, err = pcall(skynet.call, a, "lua", "start", conf)
+	if not started and agents[fd] == a then
+		skynet.error(sformat("error: watchdog: agent start failed fd=%d: %s", fd, tostring(err)))
+		drop(fd)
+	end
+end
+
+function SOCKET.close(fd)
+	drop(fd)
+end
+
+function SOCKET.error(fd, text)
+	drop(fd)
+end
+
+function SOCKET.warning(fd, kb)
+	skynet.error(sformat("warn: watchdog: %d KB unsent to fd=%d", kb, fd))
+end
+
+function SOCKET.data(fd, msg)
+	-- frames from a client without an agent: none in this design
+end
+
+function CMD.start(s, world_addr)
+	S = settings.make(s)
+	world = world_addr
+	gate = skynet.newservice("gate")
+	return skynet.call(gate, "lua", "open", {
+		address = S.gate_address, port = S.gate_port, maxclient = S.maxclient, nodelay = true,
+		watchdog = skynet.self(),
+	})
+end
+
+function CMD.close(fd)
+	skynet.call(gate, "lua", "kick", fd)
+end
+
+function CMD.agents()
+	return agents
+end
+
+skynet.start(function()
+	skynet.dispatch("lua", function(session, _, cmd, sub, ...)
+		if cmd == "socket" then
+			local f = SOCKET[sub]
+			if f then
+				f(...)
+			end
+			return
+		end
+		local f = CMD[cmd]
+		if f == nil then
+			skynet.error(sformat("error: watchdog: unknown command (%s)", tostring(cmd)))
+			if session ~= 0 then
+				skynet.retpack(nil)
+			end
+			return
+		end
+		if session == 0 then
+			f(sub, ...)
+		else
+			skynet.retpack(f(sub, ...))
+		end
+	end)
+end)

@@ -1,0 +1,856 @@
+/*
+ * skynet.socketdriver: the C driver under skynet.socket, gateserver and
+ * friends (spec 5.10). It wraps skynet_socket.h for the calling service
+ * (the light userdata "skynet_context" in the registry) and adds the
+ * read-buffer helpers skynet.socket keeps per socket.
+ *
+ * Addresses: host, port as two arguments, or one string "host:port" /
+ * "[v6addr]:port" when port is nil. Ids are integers (see skynet_socket.h:
+ * a closed id is never reused for a newer socket soon).
+ *
+ * Payloads (send, lsend, udp_send): a string (copied), a table of strings
+ * (concatenated), a light userdata plus an integer size (donated: the
+ * socket server frees it on every path), or a full userdata with an
+ * optional size (default: its length; copied).
+ *
+ * Network (events arrive later as PTYPE_SOCKET messages, see unpack):
+ *   connect(host, port) -> id | nil, err     CONNECT (peer ip) or ERROR follows.
+ *   listen(host, port[, backlog=32]) or listen("host:port", nil[, backlog]) -> id
+ *       CONNECT (ud = port, bound ip) follows.
+ *       A bind or listen failure raises "Listen error" (the reason is logged).
+ *   start(id)      Start/resume reading or accepting; take ownership. CONNECT
+ *                  "start" / "transfer", or ERROR "invalid socket", follows.
+ *   pause(id)      Stop reading until the next start. No event.
+ *   close(id)      Close once queued output is sent. CLOSE follows.
+ *   shutdown(id)   Close now, dropping queued output. CLOSE follows.
+ *   nodelay(id)    TCP_NODELAY.
+ *   send(id, payload) -> boolean    false: id is not an open socket.
+ *   lsend(id, payload) -> boolean   Low priority: after the normal queue.
+ *   bind(fd) -> id                  Wrap an OS fd (0 = stdin). CONNECT "binding".
+ *   udp([host[, port]]) -> id       Raises "udp init failed" on failure.
+ *   udp_listen(host, port) -> id    A bound UDP socket (same errors).
+ *   udp_dial(host, port) -> id      A connected UDP socket (same errors).
+ *   udp_connect(id, host, port)     Default destination; raises "udp connect failed".
+ *   udp_send(id, from, payload) -> boolean   from: an address string as
+ *                                   unpack returns it for a UDP event.
+ *   udp_address(from) -> ip, port   Decode such an address (raises on junk).
+ *   info() -> { {id=, type="LISTEN"|"TCP"|"UDP"|"BIND", address=owner handle,
+ *                read=, write=, rtime=, wtime=, wbuffer=, reading=, writing=,
+ *                closing=, peer="ip:port" | sock="ip:port" (listen, udp: the
+ *                bound address)}, ... }
+ *       rtime/wtime: skynet.now() of the last read/write (0: never).
+ *   resolve(host) -> { ip, ... }    getaddrinfo in the caller (blocks this
+ *                                   worker on DNS); raises the resolver error.
+ *
+ * Messages:
+ *   unpack(msg, sz) -> event, id, ud, data[, from]
+ *       1 DATA    data = light userdata of ud bytes, owned by the caller
+ *                 (push it into a buffer, or drop it).
+ *       2 CONNECT data = string: peer ip, bound ip (ud = port) or a word.
+ *       3 CLOSE   data = nil.
+ *       4 ACCEPT  id = listener, ud = new id, data = "ip:port".
+ *       5 ERROR   data = string (at most 128 bytes).
+ *       6 UDP     data = light userdata of ud bytes (owned by the caller),
+ *                 from = the sender address (for udp_send/udp_address).
+ *       7 WARNING ud = KB waiting to be sent (0: drained), data = nil.
+ *   drop(msg, sz)         Free a DATA/UDP buffer.
+ *   str2p(str) -> ptr, sz Copy a string into a buffer the caller owns.
+ *   header(str) -> n      Big-endian unsigned integer of a 1..4 byte string.
+ *
+ * Read buffers: buffer() -> a userdata FIFO of received bytes. It owns the
+ * DATA buffers pushed into it and frees them when collected. The pool
+ * argument exists for skynet compatibility: any value (skynet passes its
+ * pool table); it is ignored, except by readline where nil means "test".
+ *   push(buf, pool, msg, sz) -> size     Take ownership of msg; returns the
+ *                                        bytes now buffered.
+ *   pop(buf, pool, n) -> string | nil    Exactly n bytes, or nil (nothing
+ *                                        consumed) when fewer are buffered.
+ *   readall(buf, pool) -> string         Everything ("" when empty).
+ *   readline(buf, pool, sep) -> string | nil
+ *       The bytes before the first sep (sep consumed, not returned), or nil.
+ *       With pool == nil it only tests: true when a whole line is buffered.
+ *   clear(buf, pool)                     Drop everything.
+ *   size(buf) -> bytes buffered.
+ */
+#include "skynet.h"
+#include "skynet_socket.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define BUFFER_METATABLE "skynet.socketdriver.buffer"
+#define HOST_MAX         256 // longest host accepted in "host:port"
+#define BUFFER_MIN_SLOTS 8
+
+static struct skynet_context *
+ctx_of(lua_State *L) {
+	return lua_touserdata(L, lua_upvalueindex(1));
+}
+
+/* An id argument; ids outside int range are reported as -1 (never open). */
+static int
+check_id(lua_State *L, int idx) {
+	lua_Integer id = luaL_checkinteger(L, idx);
+	return (id < 0 || id > INT32_MAX) ? -1 : (int)id;
+}
+
+/* ---- addresses ------------------------------------------------------------ */
+
+struct address {
+	char host[HOST_MAX];
+	int port;
+};
+
+/*
+ * host, port at idx and idx+1, or one "host:port" / "[v6]:port" string at
+ * idx when idx+1 is nil. Raises on malformed input.
+ */
+static void
+check_address(lua_State *L, int idx, struct address *a) {
+	size_t len = 0;
+	const char *s = luaL_checklstring(L, idx, &len);
+	if (!lua_isnoneornil(L, idx + 1)) {
+		lua_Integer port = luaL_checkinteger(L, idx + 1);
+		luaL_argcheck(L, len < HOST_MAX, idx, "host too long");
+		luaL_argcheck(L, port >= 0 && port <= 65535, idx + 1, "bad port");
+		memcpy(a->host, s, len + 1);
+		a->port = (int)port;
+		return;
+	}
+	const char *colon = NULL;
+	const char *host = s;
+	size_t host_len;
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+		luaL_argcheck(L, close != NULL && close[1] == ':', idx, "bad address");
+		host = s + 1;
+		host_len = (size_t)(close - host);
+		colon = close + 1;
+	} else {
+		colon = strrchr(s, ':');
+		luaL_argcheck(L, colon != NULL, idx, "address needs a port");
+		host_len = (size_t)(colon - s);
+	}
+	luaL_argcheck(L, host_len < HOST_MAX, idx, "host too long");
+	char *end = NULL;
+	long port = strtol(colon + 1, &end, 10);
+	luaL_argcheck(L, end != colon + 1 && *end == '\0' && port >= 0 && port <= 65535, idx,
+	              "bad port");
+	memcpy(a->host, host, host_len);
+	a->host[host_len] = '\0';
+	a->port = (int)port;
+}
+
+/* An optional host at idx (nil: none) and port at idx+1 (default 0). */
+static const char *
+opt_host(lua_State *L, int idx, struct address *a) {
+	a->port = (int)luaL_optinteger(L, idx + 1, 0);
+	luaL_argcheck(L, a->port >= 0 && a->port <= 65535, idx + 1, "bad port");
+	if (lua_isnoneornil(L, idx))
+		return NULL;
+	size_t len = 0;
+	const char *s = luaL_checklstring(L, idx, &len);
+	luaL_argcheck(L, len < HOST_MAX, idx, "host too long");
+	memcpy(a->host, s, len + 1);
+	return a->host;
+}
+
+/* ---- network -------------------------------------------------------------- */
+
+static int
+lconnect(lua_State *L) {
+	struct address a;
+	check_address(L, 1, &a);
+	int id = skynet_socket_connect(ctx_of(L), a.host, a.port);
+	if (id < 0) {
+		lua_pushnil(L);
+		lua_pushstring(L, id == SKYNET_EFULL ? "too many sockets" : "bad address");
+		return 2;
+	}
+	lua_pushinteger(L, id);
+	return 1;
+}
+
+static int
+llisten(lua_State *L) {
+	struct address a;
+	check_address(L, 1, &a);
+	int backlog = (int)luaL_optinteger(L, 3, 32);
+	int id = skynet_socket_listen(ctx_of(L), a.host, a.port, backlog);
+	if (id < 0)
+		return luaL_error(L, "Listen error");
+	lua_pushinteger(L, id);
+	return 1;
+}
+
+static int
+lstart(lua_State *L) {
+	skynet_socket_start(ctx_of(L), check_id(L, 1));
+	return 0;
+}
+
+static int
+lpause(lua_State *L) {
+	skynet_socket_pause(ctx_of(L), check_id(L, 1));
+	return 0;
+}
+
+static int
+lclose(lua_State *L) {
+	skynet_socket_close(ctx_of(L), check_id(L, 1));
+	return 0;
+}
+
+static int
+lshutdown(lua_State *L) {
+	skynet_socket_shutdown(ctx_of(L), check_id(L, 1));
+	return 0;
+}
+
+static int
+lnodelay(lua_State *L) {
+	skynet_socket_nodelay(ctx_of(L), check_id(L, 1));
+	return 0;
+}
+
+static int
+lbind(lua_State *L) {
+	lua_Integer fd = luaL_checkinteger(L, 1);
+	luaL_argcheck(L, fd >= 0 && fd <= INT32_MAX, 1, "bad fd");
+	int id = skynet_socket_bind(ctx_of(L), (int)fd);
+	if (id < 0)
+		return luaL_error(L, "socketdriver.bind: too many sockets");
+	lua_pushinteger(L, id);
+	return 1;
+}
+
+/* ---- payloads ------------------------------------------------------------- */
+
+struct payload {
+	const void *data;
+	size_t sz;
+	bool owned; // skynet_malloc'd: donated to the socket server
+};
+
+/* Concatenate a table of strings into one owned buffer (validated first). */
+static void
+table_payload(lua_State *L, int idx, struct payload *p) {
+	lua_Integer n = luaL_len(L, idx);
+	size_t total = 0;
+	for (lua_Integer i = 1; i <= n; i++) {
+		lua_geti(L, idx, i);
+		size_t len = 0;
+		if (lua_type(L, -1) != LUA_TSTRING)
+			luaL_error(L, "socketdriver: table payload item %d is not a string", (int)i);
+		lua_tolstring(L, -1, &len);
+		total += len;
+		lua_pop(L, 1);
+	}
+	char *buf = skynet_malloc(total);
+	size_t off = 0;
+	for (lua_Integer i = 1; i <= n; i++) {
+		lua_geti(L, idx, i);
+		size_t len = 0;
+		const char *s = lua_tolstring(L, -1, &len);
+		memcpy(buf + off, s, len);
+		off += len;
+		lua_pop(L, 1);
+	}
+	p->data = buf;
+	p->sz = total;
+	p->owned = true;
+}
+
+/* The payload at idx (and its size at idx+1 where one applies). Raises on bad input. */
+static void
+check_payload(lua_State *L, int idx, struct payload *p) {
+	p->owned = false;
+	switch (lua_type(L, idx)) {
+	case LUA_TSTRING:
+		p->data = lua_tolstring(L, idx, &p->sz);
+		return;
+	case LUA_TLIGHTUSERDATA: {
+		lua_Integer sz = luaL_checkinteger(L, idx + 1);
+		luaL_argcheck(L, sz >= 0, idx + 1, "negative size");
+		p->data = lua_touserdata(L, idx);
+		p->sz = (size_t)sz;
+		p->owned = true;
+		return;
+	}
+	case LUA_TUSERDATA: {
+		size_t len = lua_rawlen(L, idx);
+		lua_Integer sz = luaL_optinteger(L, idx + 1, (lua_Integer)len);
+		luaL_argcheck(L, sz >= 0 && (size_t)sz <= len, idx + 1, "bad size");
+		p->data = lua_touserdata(L, idx);
+		p->sz = (size_t)sz;
+		return;
+	}
+	case LUA_TTABLE:
+		table_payload(L, idx, p);
+		return;
+	default:
+		luaL_argerror(L, idx, "string, table, or userdata expected");
+	}
+}
+
+static int
+send_payload(lua_State *L, bool low) {
+	int id = check_id(L, 1);
+	struct payload p;
+	check_payload(L, 2, &p);
+	int err;
+	if (p.owned) {
+		void *data = (void *)p.data;
+		err = low ? skynet_socket_send_lowpriority(ctx_of(L), id, data, p.sz)
+		          : skynet_socket_send(ctx_of(L), id, data, p.sz);
+	} else {
+		err = skynet_socket_send_copy(ctx_of(L), id, p.data, p.sz, low);
+	}
+	lua_pushboolean(L, err == 0);
+	return 1;
+}
+
+static int
+lsend(lua_State *L) {
+	return send_payload(L, false);
+}
+
+static int
+llsend(lua_State *L) {
+	return send_payload(L, true);
+}
+
+/* ---- UDP ------------------------------------------------------------------ */
+
+static int
+push_udp_id(lua_State *L, int id) {
+	if (id < 0)
+		return luaL_error(L, "udp init failed");
+	lua_pushinteger(L, id);
+	return 1;
+}
+
+static int
+ludp(lua_State *L) {
+	struct address a;
+	const char *host = opt_host(L, 1, &a);
+	return push_udp_id(L, skynet_socket_udp(ctx_of(L), host, a.port));
+}
+
+static int
+ludp_listen(lua_State *L) {
+	struct address a;
+	check_address(L, 1, &a);
+	return push_udp_id(L, skynet_socket_udp_listen(ctx_of(L), a.host, a.port));
+}
+
+static int
+ludp_dial(lua_State *L) {
+	struct address a;
+	check_address(L, 1, &a);
+	return push_udp_id(L, skynet_socket_udp_dial(ctx_of(L), a.host, a.port));
+}
+
+static int
+ludp_connect(lua_State *L) {
+	int id = check_id(L, 1);
+	struct address a;
+	check_address(L, 2, &a);
+	if (skynet_socket_udp_connect(ctx_of(L), id, a.host, a.port) != 0)
+		return luaL_error(L, "udp connect failed");
+	return 0;
+}
+
+/* A UDP address string argument: its bytes, length checked. */
+static const char *
+check_udp_address(lua_State *L, int idx) {
+	size_t len = 0;
+	const char *s = luaL_checklstring(L, idx, &len);
+	bool ok = (len == 7 && s[0] == 4) || (len == 19 && s[0] == 6);
+	luaL_argcheck(L, ok, idx, "invalid udp address");
+	return s;
+}
+
+static int
+ludp_send(lua_State *L) {
+	int id = check_id(L, 1);
+	const char *address = check_udp_address(L, 2);
+	struct payload p;
+	check_payload(L, 3, &p);
+	int err = skynet_socket_udp_send(ctx_of(L), id, address, p.data, p.sz);
+	if (p.owned)
+		skynet_free((void *)p.data); // udp_send copies
+	lua_pushboolean(L, err == 0);
+	return 1;
+}
+
+static int
+ludp_address(lua_State *L) {
+	const uint8_t *a = (const uint8_t *)check_udp_address(L, 1);
+	char ip[INET6_ADDRSTRLEN];
+	inet_ntop(a[0] == 4 ? AF_INET : AF_INET6, a + 3, ip, sizeof(ip));
+	lua_pushstring(L, ip);
+	lua_pushinteger(L, (a[1] << 8) | a[2]);
+	return 2;
+}
+
+/* ---- info and resolve ----------------------------------------------------- */
+
+static const char *
+info_type_name(int type) {
+	switch (type) {
+	case SKYNET_SOCKET_INFO_LISTEN:
+		return "LISTEN";
+	case SKYNET_SOCKET_INFO_UDP:
+		return "UDP";
+	case SKYNET_SOCKET_INFO_BIND:
+		return "BIND";
+	default:
+		return "TCP";
+	}
+}
+
+static void
+push_info(lua_State *L, const struct skynet_socket_info *si) {
+	lua_createtable(L, 0, 13);
+	lua_pushinteger(L, si->id);
+	lua_setfield(L, -2, "id");
+	lua_pushstring(L, info_type_name(si->type));
+	lua_setfield(L, -2, "type");
+	lua_pushinteger(L, si->owner);
+	lua_setfield(L, -2, "address");
+	lua_pushinteger(L, (lua_Integer)si->read_bytes);
+	lua_setfield(L, -2, "read");
+	lua_pushinteger(L, (lua_Integer)si->write_bytes);
+	lua_setfield(L, -2, "write");
+	lua_pushinteger(L, (lua_Integer)si->rtime_cs);
+	lua_setfield(L, -2, "rtime");
+	lua_pushinteger(L, (lua_Integer)si->wtime_cs);
+	lua_setfield(L, -2, "wtime");
+	lua_pushinteger(L, (lua_Integer)si->wbuffer);
+	lua_setfield(L, -2, "wbuffer");
+	lua_pushboolean(L, si->reading);
+	lua_setfield(L, -2, "reading");
+	lua_pushboolean(L, si->writing);
+	lua_setfield(L, -2, "writing");
+	lua_pushboolean(L, si->closing);
+	lua_setfield(L, -2, "closing");
+	if (si->name[0] != '\0') {
+		lua_pushstring(L, si->name);
+		bool bound = si->type == SKYNET_SOCKET_INFO_LISTEN || si->type == SKYNET_SOCKET_INFO_UDP;
+		lua_setfield(L, -2, bound ? "sock" : "peer");
+	}
+}
+
+static int
+linfo(lua_State *L) {
+	int n = 0;
+	struct skynet_socket_info *list = skynet_socket_info(&n);
+	// Copy into Lua-owned memory first: a memory error below must not leak list.
+	struct skynet_socket_info *copy = lua_newuserdatauv(L, (size_t)n * sizeof(*list) + 1, 0);
+	if (n > 0)
+		memcpy(copy, list, (size_t)n * sizeof(*list));
+	skynet_free(list);
+	lua_createtable(L, n, 0);
+	for (int i = 0; i < n; i++) {
+		push_info(L, &copy[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
+static int
+lresolve(lua_State *L) {
+	const char *host = luaL_checkstring(L, 1);
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *list = NULL;
+	int status = getaddrinfo(host, NULL, &hints, &list);
+	if (status != 0)
+		return luaL_error(L, "%s", gai_strerror(status));
+	// Copy the addresses out before touching Lua, so no error leaves list behind.
+	char ips[16][INET6_ADDRSTRLEN];
+	int n = 0;
+	for (struct addrinfo *ai = list; ai != NULL && n < 16; ai = ai->ai_next) {
+		const void *addr = ai->ai_family == AF_INET6
+		                       ? (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr
+		                       : (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr;
+		if (inet_ntop(ai->ai_family, addr, ips[n], sizeof(ips[n])) == NULL)
+			continue;
+		bool seen = false;
+		for (int i = 0; i < n && !seen; i++)
+			seen = strcmp(ips[i], ips[n]) == 0;
+		if (!seen)
+			n++;
+	}
+	freeaddrinfo(list);
+	lua_createtable(L, n, 0);
+	for (int i = 0; i < n; i++) {
+		lua_pushstring(L, ips[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
+/* ---- messages ------------------------------------------------------------- */
+
+static int
+lunpack(lua_State *L) {
+	luaL_checktype(L, 1, LUA_TLIGHTUSERDATA);
+	const struct skynet_socket_message *sm = lua_touserdata(L, 1);
+	lua_Integer sz = luaL_checkinteger(L, 2);
+	luaL_argcheck(L, sm != NULL && sz >= (lua_Integer)sizeof(*sm), 2, "not a socket message");
+	lua_pushinteger(L, sm->type);
+	lua_pushinteger(L, sm->id);
+	lua_pushinteger(L, sm->ud);
+	const char *extra = (const char *)(sm + 1);
+	size_t extra_sz = (size_t)sz - sizeof(*sm);
+	switch (sm->type) {
+	case SKYNET_SOCKET_TYPE_DATA:
+		lua_pushlightuserdata(L, sm->buffer);
+		return 4;
+	case SKYNET_SOCKET_TYPE_UDP: {
+		lua_pushlightuserdata(L, sm->buffer);
+		int addr_sz = 0;
+		const char *addr = skynet_socket_udp_address(sm, (size_t)sz, &addr_sz);
+		if (addr == NULL)
+			return 4;
+		lua_pushlstring(L, addr, (size_t)addr_sz);
+		return 5;
+	}
+	case SKYNET_SOCKET_TYPE_CONNECT:
+	case SKYNET_SOCKET_TYPE_ACCEPT:
+	case SKYNET_SOCKET_TYPE_ERROR:
+		lua_pushlstring(L, extra, extra_sz);
+		return 4;
+	default:
+		return 3;
+	}
+}
+
+static int
+ldrop(lua_State *L) {
+	skynet_free(lua_touserdata(L, 1));
+	return 0;
+}
+
+static int
+lstr2p(lua_State *L) {
+	size_t sz = 0;
+	const char *s = luaL_checklstring(L, 1, &sz);
+	void *p = skynet_malloc(sz);
+	memcpy(p, s, sz);
+	lua_pushlightuserdata(L, p);
+	lua_pushinteger(L, (lua_Integer)sz);
+	return 2;
+}
+
+static int
+lheader(lua_State *L) {
+	size_t sz = 0;
+	const uint8_t *s = (const uint8_t *)luaL_checklstring(L, 1, &sz);
+	luaL_argcheck(L, sz >= 1 && sz <= 4, 1, "header must be 1 to 4 bytes");
+	lua_Integer n = 0;
+	for (size_t i = 0; i < sz; i++)
+		n = (n << 8) | s[i];
+	lua_pushinteger(L, n);
+	return 1;
+}
+
+/* ---- read buffers --------------------------------------------------------- */
+
+/*
+ * A FIFO of received buffers: a ring of (data, sz) slots, the first `offset`
+ * bytes of the head consumed. `size` counts the unread bytes. The ring and
+ * every data buffer are skynet_malloc'd and owned; __gc frees them.
+ */
+struct chunk {
+	char *data;
+	size_t sz;
+};
+
+struct read_buffer {
+	struct chunk *ring; // owned, cap slots
+	int cap;
+	int head;
+	int count;
+	size_t offset;
+	size_t size;
+};
+
+static struct read_buffer *
+check_buffer(lua_State *L, int idx) {
+	return luaL_checkudata(L, idx, BUFFER_METATABLE);
+}
+
+static struct chunk *
+chunk_at(struct read_buffer *rb, int i) {
+	return &rb->ring[(rb->head + i) % rb->cap];
+}
+
+static void
+drop_head(struct read_buffer *rb) {
+	struct chunk *c = chunk_at(rb, 0);
+	skynet_free(c->data);
+	c->data = NULL;
+	rb->head = (rb->head + 1) % rb->cap;
+	rb->count--;
+	rb->offset = 0;
+}
+
+static void
+clear_buffer(struct read_buffer *rb) {
+	while (rb->count > 0)
+		drop_head(rb);
+	rb->size = 0;
+	rb->offset = 0;
+}
+
+static int
+lbuffer_gc(lua_State *L) {
+	struct read_buffer *rb = check_buffer(L, 1);
+	clear_buffer(rb);
+	skynet_free(rb->ring);
+	rb->ring = NULL;
+	rb->cap = 0;
+	return 0;
+}
+
+static int
+lnewbuffer(lua_State *L) {
+	struct read_buffer *rb = lua_newuserdatauv(L, sizeof(*rb), 0);
+	memset(rb, 0, sizeof(*rb));
+	luaL_setmetatable(L, BUFFER_METATABLE);
+	return 1;
+}
+
+static void
+grow_ring(struct read_buffer *rb) {
+	int cap = rb->cap ? rb->cap * 2 : BUFFER_MIN_SLOTS;
+	struct chunk *ring = skynet_malloc((size_t)cap * sizeof(*ring));
+	for (int i = 0; i < rb->count; i++)
+		ring[i] = *chunk_at(rb, i);
+	skynet_free(rb->ring);
+	rb->ring = ring;
+	rb->cap = cap;
+	rb->head = 0;
+}
+
+static int
+lpush(lua_State *L) {
+	struct read_buffer *rb = check_buffer(L, 1);
+	luaL_checktype(L, 3, LUA_TLIGHTUSERDATA);
+	lua_Integer sz = luaL_checkinteger(L, 4);
+	luaL_argcheck(L, sz >= 0, 4, "negative size");
+	char *data = lua_touserdata(L, 3);
+	if (sz == 0) {
+		skynet_free(data);
+	} else {
+		if (rb->count == rb->cap)
+			grow_ring(rb);
+		struct chunk *c = &rb->ring[(rb->head + rb->count) % rb->cap];
+		c->data = data;
+		c->sz = (size_t)sz;
+		rb->count++;
+		rb->size += (size_t)sz;
+	}
+	lua_pushinteger(L, (lua_Integer)rb->size);
+	return 1;
+}
+
+static int
+lsize(lua_State *L) {
+	lua_pushinteger(L, (lua_Integer)check_buffer(L, 1)->size);
+	return 1;
+}
+
+/* Push n unread bytes as a string and consume them (n <= rb->size). */
+static void
+pop_string(lua_State *L, struct read_buffer *rb, size_t n) {
+	if (n == 0) {
+		lua_pushliteral(L, "");
+		return;
+	}
+	struct chunk *c = chunk_at(rb, 0);
+	if (c->sz - rb->offset >= n) {
+		lua_pushlstring(L, c->data + rb->offset, n);
+	} else {
+		luaL_Buffer b;
+		char *out = luaL_buffinitsize(L, &b, n);
+		size_t off = rb->offset;
+		size_t done = 0;
+		for (int i = 0; done < n; i++) {
+			struct chunk *ci = chunk_at(rb, i);
+			size_t take = ci->sz - off;
+			if (take > n - done)
+				take = n - done;
+			memcpy(out + done, ci->data + off, take);
+			done += take;
+			off = 0;
+		}
+		luaL_pushresultsize(&b, n);
+	}
+	// Consume only after the string exists: a memory error leaves the buffer intact.
+	rb->size -= n;
+	while (n > 0) {
+		c = chunk_at(rb, 0);
+		size_t left = c->sz - rb->offset;
+		if (left > n) {
+			rb->offset += n;
+			break;
+		}
+		n -= left;
+		drop_head(rb);
+	}
+}
+
+static int
+lpop(lua_State *L) {
+	struct read_buffer *rb = check_buffer(L, 1);
+	lua_Integer n = luaL_checkinteger(L, 3);
+	luaL_argcheck(L, n >= 0, 3, "negative size");
+	if ((size_t)n > rb->size)
+		return 0;
+	pop_string(L, rb, (size_t)n);
+	return 1;
+}
+
+static int
+lreadall(lua_State *L) {
+	struct read_buffer *rb = check_buffer(L, 1);
+	pop_string(L, rb, rb->size);
+	return 1;
+}
+
+static int
+lclear(lua_State *L) {
+	clear_buffer(check_buffer(L, 1));
+	return 0;
+}
+
+/* Does sep start at byte `off` of chunk i? */
+static bool
+match_at(struct read_buffer *rb, int i, size_t off, const char *sep, size_t seplen) {
+	for (size_t k = 0; k < seplen; k++) {
+		struct chunk *c = chunk_at(rb, i);
+		while (off >= c->sz) {
+			if (++i >= rb->count)
+				return false;
+			off = 0;
+			c = chunk_at(rb, i);
+		}
+		if (c->data[off] != sep[k])
+			return false;
+		off++;
+	}
+	return true;
+}
+
+/* Unread bytes before the first sep, or -1 when there is none. */
+static long long
+find_sep(struct read_buffer *rb, const char *sep, size_t seplen) {
+	size_t before = 0;
+	size_t off = rb->offset;
+	for (int i = 0; i < rb->count; i++) {
+		struct chunk *c = chunk_at(rb, i);
+		while (off < c->sz) {
+			const char *hit = memchr(c->data + off, sep[0], c->sz - off);
+			if (hit == NULL)
+				break;
+			size_t at = (size_t)(hit - c->data);
+			if (match_at(rb, i, at, sep, seplen))
+				return (long long)(before + at - off);
+			off = at + 1;
+		}
+		before += c->sz - (i == 0 ? rb->offset : 0);
+		off = 0;
+	}
+	return -1;
+}
+
+static int
+lreadline(lua_State *L) {
+	struct read_buffer *rb = check_buffer(L, 1);
+	bool check_only = lua_isnoneornil(L, 2);
+	size_t seplen = 0;
+	const char *sep = luaL_optlstring(L, 3, "\n", &seplen);
+	luaL_argcheck(L, seplen > 0, 3, "empty separator");
+	long long at = find_sep(rb, sep, seplen);
+	if (check_only) {
+		lua_pushboolean(L, at >= 0);
+		return 1;
+	}
+	if (at < 0)
+		return 0;
+	pop_string(L, rb, (size_t)at);
+	// Drop the separator (all of it is buffered).
+	size_t n = seplen;
+	rb->size -= n;
+	while (n > 0) {
+		struct chunk *c = chunk_at(rb, 0);
+		size_t left = c->sz - rb->offset;
+		if (left > n) {
+			rb->offset += n;
+			break;
+		}
+		n -= left;
+		drop_head(rb);
+	}
+	return 1;
+}
+
+/* ---- module --------------------------------------------------------------- */
+
+LUAMOD_API int
+luaopen_skynet_socketdriver(lua_State *L) {
+	luaL_checkversion(L);
+	static const luaL_Reg net[] = {
+	    {"connect", lconnect},   {"listen", llisten},
+	    {"start", lstart},       {"pause", lpause},
+	    {"close", lclose},       {"shutdown", lshutdown},
+	    {"nodelay", lnodelay},   {"send", lsend},
+	    {"lsend", llsend},       {"bind", lbind},
+	    {"udp", ludp},           {"udp_listen", ludp_listen},
+	    {"udp_dial", ludp_dial}, {"udp_connect", ludp_connect},
+	    {"udp_send", ludp_send}, {NULL, NULL},
+	};
+	static const luaL_Reg plain[] = {
+	    {"udp_address", ludp_address},
+	    {"info", linfo},
+	    {"resolve", lresolve},
+	    {"unpack", lunpack},
+	    {"drop", ldrop},
+	    {"str2p", lstr2p},
+	    {"header", lheader},
+	    {"buffer", lnewbuffer},
+	    {"push", lpush},
+	    {"pop", lpop},
+	    {"readall", lreadall},
+	    {"readline", lreadline},
+	    {"clear", lclear},
+	    {"size", lsize},
+	    {NULL, NULL},
+	};
+	if (luaL_newmetatable(L, BUFFER_METATABLE)) {
+		lua_pushcfunction(L, lbuffer_gc);
+		lua_setfield(L, -2, "__gc");
+	}
+	lua_pop(L, 1);
+	luaL_newlibtable(L, net);
+	lua_getfield(L, LUA_REGISTRYINDEX, "skynet_context");
+	struct skynet_context *ctx = lua_touserdata(L, -1);
+	if (ctx == NULL)
+		return luaL_error(L, "skynet.socketdriver: no skynet_context in the registry");
+	luaL_setfuncs(L, net, 1);
+	luaL_setfuncs(L, plain, 0);
+	return 1;
+}

@@ -1,0 +1,262 @@
+/*
+ * Glue between the socket server and services: one process-wide server,
+ * driven by the socket thread (skynet_start.c) through skynet_socket_poll.
+ *
+ * Each event becomes one PTYPE_SOCKET message (source 0, session 0) whose
+ * payload is a struct skynet_socket_message followed by the inline bytes
+ * skynet_socket.h lists; a DATA/UDP buffer moves into the message as is.
+ * Pushing the message wakes a worker if one is needed (skynet_mq's wakeup
+ * hook), so the socket thread does nothing more for that.
+ *
+ * An event whose owner is gone is dropped, and the socket is shut down so
+ * it does not leak (for ACCEPT, the new socket too): nobody could close it.
+ * NOTICE results are logged (rate-limited by the server).
+ */
+#include "skynet_socket.h"
+
+#include "skynet.h"
+#include "skynet_mq.h"
+#include "skynet_server.h"
+#include "skynet_timer.h"
+#include "socket_server.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INLINE_TEXT_MAX 128 // spec 5.10: error text is at most 128 chars
+
+static struct socket_server *SOCKET_SERVER = NULL;
+
+static uint64_t
+clock_cs(void) {
+	return skynet_now();
+}
+
+void
+skynet_socket_init(void) {
+	SOCKET_SERVER = socket_server_create(clock_cs);
+	if (SOCKET_SERVER == NULL) {
+		fprintf(stderr, "skynet: socket: cannot create the socket server\n");
+		exit(1);
+	}
+}
+
+void
+skynet_socket_exit(void) {
+	socket_server_exit(SOCKET_SERVER);
+}
+
+void
+skynet_socket_free(void) {
+	socket_server_release(SOCKET_SERVER);
+	SOCKET_SERVER = NULL;
+}
+
+void
+skynet_socket_updatetime(void) {
+	socket_server_updatetime(SOCKET_SERVER, skynet_now());
+}
+
+bool
+skynet_socket_is_idle(void) {
+	return socket_server_is_idle(SOCKET_SERVER);
+}
+
+void
+skynet_socket_set_idle_cb(skynet_socket_idle_cb cb) {
+	socket_server_set_idle_cb(SOCKET_SERVER, cb);
+}
+
+/* The owner of result is gone: make sure the socket does not outlive it. */
+static void
+drop_orphan(int type, const struct socket_message *result) {
+	if (type == SOCKET_SERVER_CLOSE || type == SOCKET_SERVER_ERROR)
+		return; // already closed
+	socket_server_shutdown(SOCKET_SERVER, 0, result->id);
+	if (type == SOCKET_SERVER_ACCEPT)
+		socket_server_shutdown(SOCKET_SERVER, 0, result->ud);
+}
+
+static void
+forward_message(int type, const struct socket_message *result) {
+	const void *extra = NULL;
+	size_t extra_sz = 0;
+	if (type == SOCKET_SERVER_CONNECT || type == SOCKET_SERVER_ACCEPT ||
+	    type == SOCKET_SERVER_ERROR) {
+		extra = result->data;
+		extra_sz = result->data ? strnlen(result->data, INLINE_TEXT_MAX) : 0;
+	} else if (type == SOCKET_SERVER_UDP) {
+		extra = result->udp_address;
+		extra_sz = (size_t)result->udp_address_sz;
+	}
+	size_t sz = sizeof(struct skynet_socket_message) + extra_sz;
+	struct skynet_socket_message *sm = skynet_malloc(sz);
+	sm->type = type;
+	sm->id = result->id;
+	sm->ud = result->ud;
+	bool owns_buffer = type == SOCKET_SERVER_DATA || type == SOCKET_SERVER_UDP;
+	sm->buffer = owns_buffer ? result->data : NULL;
+	if (extra_sz > 0)
+		memcpy(sm + 1, extra, extra_sz);
+	struct skynet_message message = {
+	    .source = 0,
+	    .session = 0,
+	    .data = sm,
+	    .sz = skynet_message_sz(PTYPE_SOCKET, sz),
+	};
+	if (skynet_context_push((uint32_t)result->opaque, &message) != 0) {
+		skynet_free(sm->buffer);
+		skynet_free(sm);
+		drop_orphan(type, result);
+	}
+}
+
+int
+skynet_socket_poll(void) {
+	struct socket_message result;
+	int type = socket_server_poll(SOCKET_SERVER, &result);
+	switch (type) {
+	case SOCKET_SERVER_EXIT:
+		return 0;
+	case SOCKET_SERVER_NOTICE:
+		skynet_error(NULL, "%s", result.data);
+		return 1;
+	default:
+		forward_message(type, &result);
+		return 1;
+	}
+}
+
+void
+skynet_socket_message_free(void *payload) {
+	struct skynet_socket_message *sm = payload;
+	if (sm == NULL)
+		return;
+	if (sm->type == SKYNET_SOCKET_TYPE_DATA || sm->type == SKYNET_SOCKET_TYPE_UDP)
+		skynet_free(sm->buffer);
+	skynet_free(sm);
+}
+
+static uintptr_t
+owner(struct skynet_context *ctx) {
+	return ctx ? skynet_context_handle(ctx) : 0;
+}
+
+int
+skynet_socket_listen(struct skynet_context *ctx, const char *host, int port, int backlog) {
+	const char *err = NULL;
+	int id = socket_server_listen(SOCKET_SERVER, owner(ctx), host, port, backlog, &err);
+	if (id < 0)
+		skynet_error(ctx, "error: socket: listen failed host=%s port=%d reason=%s",
+		             host ? host : "", port, err ? err : "?");
+	return id;
+}
+
+int
+skynet_socket_connect(struct skynet_context *ctx, const char *host, int port) {
+	return socket_server_connect(SOCKET_SERVER, owner(ctx), host, port);
+}
+
+int
+skynet_socket_bind(struct skynet_context *ctx, int fd) {
+	return socket_server_bind(SOCKET_SERVER, owner(ctx), fd);
+}
+
+void
+skynet_socket_start(struct skynet_context *ctx, int id) {
+	socket_server_start(SOCKET_SERVER, owner(ctx), id);
+}
+
+void
+skynet_socket_pause(struct skynet_context *ctx, int id) {
+	socket_server_pause(SOCKET_SERVER, owner(ctx), id);
+}
+
+void
+skynet_socket_close(struct skynet_context *ctx, int id) {
+	socket_server_close(SOCKET_SERVER, owner(ctx), id);
+}
+
+void
+skynet_socket_shutdown(struct skynet_context *ctx, int id) {
+	socket_server_shutdown(SOCKET_SERVER, owner(ctx), id);
+}
+
+void
+skynet_socket_nodelay(struct skynet_context *ctx, int id) {
+	socket_server_nodelay(SOCKET_SERVER, id);
+}
+
+static int
+send_buffer(int id, enum socket_buffer_kind kind, const void *buffer, size_t sz, bool low) {
+	struct socket_sendbuffer buf = {.id = id, .kind = kind, .buffer = buffer, .sz = sz};
+	if (low)
+		return socket_server_send_lowpriority(SOCKET_SERVER, &buf);
+	return socket_server_send(SOCKET_SERVER, &buf);
+}
+
+int
+skynet_socket_send(struct skynet_context *ctx, int id, void *buffer, size_t sz) {
+	return send_buffer(id, SOCKET_BUFFER_MEMORY, buffer, sz, false);
+}
+
+int
+skynet_socket_send_lowpriority(struct skynet_context *ctx, int id, void *buffer, size_t sz) {
+	return send_buffer(id, SOCKET_BUFFER_MEMORY, buffer, sz, true);
+}
+
+int
+skynet_socket_send_copy(struct skynet_context *ctx, int id, const void *buffer, size_t sz,
+                        bool lowpriority) {
+	return send_buffer(id, SOCKET_BUFFER_RAWCOPY, buffer, sz, lowpriority);
+}
+
+int
+skynet_socket_udp(struct skynet_context *ctx, const char *host, int port) {
+	return socket_server_udp(SOCKET_SERVER, owner(ctx), host, port);
+}
+
+int
+skynet_socket_udp_listen(struct skynet_context *ctx, const char *host, int port) {
+	if (host == NULL)
+		return SKYNET_EINVAL;
+	return socket_server_udp(SOCKET_SERVER, owner(ctx), host, port);
+}
+
+int
+skynet_socket_udp_dial(struct skynet_context *ctx, const char *host, int port) {
+	return socket_server_udp_dial(SOCKET_SERVER, owner(ctx), host, port);
+}
+
+int
+skynet_socket_udp_connect(struct skynet_context *ctx, int id, const char *host, int port) {
+	return socket_server_udp_connect(SOCKET_SERVER, id, host, port);
+}
+
+int
+skynet_socket_udp_send(struct skynet_context *ctx, int id, const char *address, const void *buffer,
+                       size_t sz) {
+	const uint8_t *addr = (const uint8_t *)address;
+	struct socket_sendbuffer buf = {
+	    .id = id, .kind = SOCKET_BUFFER_RAWCOPY, .buffer = buffer, .sz = sz};
+	int addr_sz = addr ? socket_server_address_size(addr, SKYNET_SOCKET_UDP_ADDRESS_MAX) : 0;
+	return socket_server_udp_send(SOCKET_SERVER, addr, addr_sz, &buf);
+}
+
+const char *
+skynet_socket_udp_address(const struct skynet_socket_message *msg, size_t msg_sz, int *addrsz) {
+	if (msg->type != SKYNET_SOCKET_TYPE_UDP || msg_sz <= sizeof(*msg))
+		return NULL;
+	const uint8_t *addr = (const uint8_t *)(msg + 1);
+	int sz = socket_server_address_size(addr, msg_sz - sizeof(*msg));
+	if (sz == 0)
+		return NULL;
+	*addrsz = sz;
+	return (const char *)addr;
+}
+
+struct skynet_socket_info *
+skynet_socket_info(int *count) {
+	return socket_server_info(SOCKET_SERVER, count);
+}

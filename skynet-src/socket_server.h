@@ -1,0 +1,162 @@
+#ifndef SKYNET_SOCKET_SERVER_H
+#define SKYNET_SOCKET_SERVER_H
+
+/*
+ * The epoll socket server: a table of SOCKET_SERVER_MAX sockets driven by one
+ * thread calling socket_server_poll, and commands any thread may issue. It
+ * knows nothing of services: an owner is an opaque uintptr_t carried into
+ * every event (skynet_socket.c passes handles). The design (ids, buffers,
+ * write queues, warnings, descriptor exhaustion) is described at the top of
+ * socket_server.c.
+ *
+ * Threads: socket_server_poll and socket_server_release belong to the one
+ * polling thread; every other function is thread-safe and never blocks on
+ * the network. Commands from one thread are carried out in the order they
+ * were issued. Ids: see socket_server_reserve in the .c file; a stale id
+ * is ignored by every function.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SOCKET_SERVER_MAX 65536
+
+/* Results of socket_server_poll (the first seven are skynet_socket.h's types). */
+#define SOCKET_SERVER_DATA    1
+#define SOCKET_SERVER_CONNECT 2
+#define SOCKET_SERVER_CLOSE   3
+#define SOCKET_SERVER_ACCEPT  4
+#define SOCKET_SERVER_ERROR   5
+#define SOCKET_SERVER_UDP     6
+#define SOCKET_SERVER_WARNING 7
+#define SOCKET_SERVER_EXIT    8 // socket_server_exit was called
+#define SOCKET_SERVER_NOTICE  9 // data: a line for the log (no socket owner)
+
+/* UDP address encoding: family byte (4 or 6), port (2 bytes, big-endian), address. */
+#define SOCKET_UDP_ADDRESS_MAX 19
+
+/*
+ * One event. The meaning of ud and data follows skynet_socket.h:
+ *   DATA/UDP  ud = byte count, data = the bytes (owned by the caller now)
+ *   CONNECT   ud = bound port (listen) or 0, data = text
+ *   ACCEPT    id = listener, ud = new id, data = "ip:port"
+ *   ERROR     data = text (at most 128 bytes)
+ *   WARNING   ud = KB pending (0 = drained)
+ *   NOTICE    data = text, id = the socket concerned or -1
+ * Text is NUL-terminated and borrowed: valid until the next poll.
+ */
+struct socket_message {
+	int id;
+	uintptr_t opaque; // owner
+	int ud;
+	char *data;
+	const uint8_t *udp_address; // UDP: sender (borrowed, until the next poll)
+	int udp_address_sz;
+};
+
+struct socket_server;
+
+/* A clock for the statistics (rtime/wtime), read after each wait in epoll. */
+typedef uint64_t (*socket_server_clock_cb)(void);
+
+/*
+ * Create a server (epoll, command queue, reserve fd); clock may be NULL
+ * (then only socket_server_updatetime sets the time). NULL when the OS
+ * refuses a descriptor.
+ */
+struct socket_server *socket_server_create(socket_server_clock_cb clock);
+/* Close every fd, free queued output and the server. Poll thread, or after it ended. */
+void socket_server_release(struct socket_server *ss);
+/* Set the clock the statistics record (rtime/wtime). Any thread. */
+void socket_server_updatetime(struct socket_server *ss, uint64_t time_cs);
+
+/*
+ * Poll thread: block until the next event and return its type (fills
+ * *result). Returns SOCKET_SERVER_EXIT once socket_server_exit was seen.
+ */
+int socket_server_poll(struct socket_server *ss, struct socket_message *result);
+
+/* Make the poll thread return SOCKET_SERVER_EXIT. */
+void socket_server_exit(struct socket_server *ss);
+
+/*
+ * Idle tracking for virtual time. With a callback installed (before the
+ * poll thread runs), the poll thread calls it each time it is about to
+ * block with no command queued and no event ready, and socket_server_is_idle
+ * reports that state. Without one, is_idle is always false.
+ */
+typedef void (*socket_server_idle_cb)(void);
+void socket_server_set_idle_cb(struct socket_server *ss, socket_server_idle_cb cb);
+bool socket_server_is_idle(struct socket_server *ss);
+
+/*
+ * Listen on host:port now (in the caller): host NULL or "" is 0.0.0.0;
+ * backlog <= 0 means 32. Owner opaque gets CONNECT (ud = port, text =
+ * bound ip) when the poll thread registers it. Returns the id, or
+ * SKYNET_EIO (*err, if not NULL, gets the errno or EAI_ code text borrowed
+ * from a static string) or SKYNET_EFULL.
+ */
+int socket_server_listen(struct socket_server *ss, uintptr_t opaque, const char *host, int port,
+                         int backlog, const char **err);
+/* Connect without blocking (resolved on the poll thread). Returns the id or SKYNET_EFULL. */
+int socket_server_connect(struct socket_server *ss, uintptr_t opaque, const char *host, int port);
+/* Take over fd (nonblocking from now on). Returns the id or SKYNET_EFULL. */
+int socket_server_bind(struct socket_server *ss, uintptr_t opaque, int fd);
+void socket_server_start(struct socket_server *ss, uintptr_t opaque, int id);
+void socket_server_pause(struct socket_server *ss, uintptr_t opaque, int id);
+/* Close after the output queue drains; CLOSE goes to opaque for a stale id. */
+void socket_server_close(struct socket_server *ss, uintptr_t opaque, int id);
+/* Close now, dropping the output queue; CLOSE follows. */
+void socket_server_shutdown(struct socket_server *ss, uintptr_t opaque, int id);
+void socket_server_nodelay(struct socket_server *ss, int id);
+
+/* How a send hands over its bytes. */
+enum socket_buffer_kind {
+	SOCKET_BUFFER_MEMORY,  // skynet_malloc'd: ownership passes to the server
+	SOCKET_BUFFER_RAWCOPY, // borrowed: copied before the call returns
+};
+
+struct socket_sendbuffer {
+	int id;
+	enum socket_buffer_kind kind;
+	const void *buffer;
+	size_t sz;
+};
+
+/*
+ * Queue buf->sz bytes for buf->id (high or low priority). A MEMORY buffer
+ * is owned by the server on every path. Returns 0 or SKYNET_EINVAL (not an
+ * open socket).
+ */
+int socket_server_send(struct socket_server *ss, const struct socket_sendbuffer *buf);
+int socket_server_send_lowpriority(struct socket_server *ss, const struct socket_sendbuffer *buf);
+
+/*
+ * A UDP socket (bound when host is not NULL, to port; family from host,
+ * IPv4 when NULL). Returns the id, SKYNET_EINVAL (bad address), SKYNET_EIO
+ * or SKYNET_EFULL. udp_dial: unbound, connected to host:port.
+ */
+int socket_server_udp(struct socket_server *ss, uintptr_t opaque, const char *host, int port);
+int socket_server_udp_dial(struct socket_server *ss, uintptr_t opaque, const char *host, int port);
+/* Default destination of a UDP socket. 0 or SKYNET_EINVAL. */
+int socket_server_udp_connect(struct socket_server *ss, int id, const char *host, int port);
+/*
+ * One datagram to address (addr_sz bytes, the encoding above, borrowed).
+ * buf as for socket_server_send. 0 or SKYNET_EINVAL.
+ */
+int socket_server_udp_send(struct socket_server *ss, const uint8_t *address, int addr_sz,
+                           const struct socket_sendbuffer *buf);
+/*
+ * Encode sa into out (SOCKET_UDP_ADDRESS_MAX bytes); returns the length, or
+ * 0 for an unsupported family.
+ */
+int socket_server_encode_address(const void *sa, uint8_t *out);
+/* Length of the encoded address at addr (sz bytes), or 0 when malformed. */
+int socket_server_address_size(const uint8_t *addr, size_t sz);
+
+/* Fills info (see skynet_socket_info in skynet_socket.h); a counted array. */
+struct skynet_socket_info;
+struct skynet_socket_info *socket_server_info(struct socket_server *ss, int *count);
+
+#endif
