@@ -39,6 +39,12 @@ skynet.start(function()
 		local slave = launch_or_abort "cdummy"
 		skynet.name(".cslave", slave)
 	else
+		if not service_exists "cslave" then
+			skynet.error(string.format("bootstrap: harbor = %d asks for multi-node mode, which needs "
+				.. "the cslave service; this build runs single nodes only: set harbor = 0", harbor_id))
+			skynet.abort()
+			return
+		end
 		if standalone then
 			launch_or_abort "cmaster"
 		end

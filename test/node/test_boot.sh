@@ -55,6 +55,17 @@ out=$("$B/skynet" "$dir/nomod.conf" 2>&1)
 [ $? -eq 1 ] && printf '%s' "$out" | grep -q 'Bootstrap error : no_such_module'
 check missing_bootstrap_module_exit_1 $?
 
+# harbor != 0 asks for multi-node mode, which this build lacks: a clear line, no hang.
+cat >"$dir/harbor.conf" <<CFG
+harbor = 1
+thread = 2
+cpath = "$B/cservice/?.so"
+lua_cpath = "$B/luaclib/?.so"
+CFG
+out=$(timeout 20 "$B/skynet" "$dir/harbor.conf" 2>&1)
+printf '%s' "$out" | grep -q 'set harbor = 0'
+check multinode_config_explains_itself $?
+
 # daemon: the launching process returns at once; the daemon owns the pid
 # file while it runs and removes it when its last service exits.
 cat >"$dir/daemon.conf" <<CFG
