@@ -47,6 +47,16 @@
 #define ATOM_FOR(p, n)  __atomic_fetch_or((p), (n), __ATOMIC_SEQ_CST)
 /* Relaxed counter bump: statistics only, read by nobody who needs ordering. */
 #define ATOM_FADD_RELAXED(p, n) __atomic_fetch_add((p), (n), __ATOMIC_RELAXED)
-#define ATOM_FENCE()            __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#if defined(__SANITIZE_THREAD__) || defined(SKYNET_TSAN)
+/*
+ * ThreadSanitizer does not model fences (gcc warns): use a seq-cst
+ * read-modify-write on a shared word, which it does model and which orders
+ * like a full fence with respect to the other seq-cst operations.
+ */
+static ATOM_INT ATOM_FENCE_WORD __attribute__((unused));
+#define ATOM_FENCE() ((void)__atomic_fetch_add(&ATOM_FENCE_WORD, 0, __ATOMIC_SEQ_CST))
+#else
+#define ATOM_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#endif
 
 #endif
