@@ -141,7 +141,12 @@ local function run()
 		end
 	end
 	if #failed > 0 then
-		error(string.format("%d of %d cases failed:\n%s", #failed, #cases, table.concat(failed, "\n")), 0)
+		local report = string.format("%d of %d cases failed:\n%s", #failed, #cases,
+			table.concat(failed, "\n"))
+		-- Straight to stdout too: the caller only sees "call failed", and the
+		-- node may stop before the logger writes the error line.
+		print(report)
+		error(report, 0)
 	end
 	return #cases
 end
