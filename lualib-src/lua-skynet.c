@@ -548,4 +548,3 @@ luaopen_skynet_core(lua_State *L) {
 	lua_setfield(L, -2, "walltime");
 	return 1;
 }
-
