@@ -9,6 +9,7 @@
 #include "../../lualib-src/lua-socket.c"
 
 #include "tt.h"
+#include "tt_lua.h"
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -83,93 +84,83 @@ new_state(void) {
 	return L;
 }
 
-static bool
-run(lua_State *L, const char *chunk) {
-	if (luaL_loadstring(L, chunk) != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) {
-		fprintf(stderr, "lua: %s\n", lua_tostring(L, -1));
-		lua_pop(L, 1);
-		return false;
-	}
-	bool ok = lua_toboolean(L, -1);
-	lua_pop(L, 1);
-	return ok;
-}
-
 static void
 unpack_every_event(int *failed) {
 	lua_State *L = new_state();
-	TT_CHECK(run(L, "local m, sz = msg(1, 3, 0, 'payload')\n"
-	                "local t, id, ud, p = driver.unpack(m, sz)\n"
-	                "local ok = t == 1 and id == 3 and ud == 7 and type(p) == 'userdata'\n"
-	                "driver.drop(p, ud); free(m)\n"
-	                "return ok"));
-	TT_CHECK(run(L, "local m, sz = msg(2, 4, 8000, '0.0.0.0')\n"
-	                "local t, id, ud, s = driver.unpack(m, sz); free(m)\n"
-	                "return t == 2 and id == 4 and ud == 8000 and s == '0.0.0.0'"));
-	TT_CHECK(run(L, "local m, sz = msg(3, 4, 0)\n"
-	                "local t, id, ud, s = driver.unpack(m, sz); free(m)\n"
-	                "return t == 3 and id == 4 and s == nil"));
-	TT_CHECK(run(L, "local m, sz = msg(4, 1, 9, '127.0.0.1:4000')\n"
-	                "local t, id, ud, s = driver.unpack(m, sz); free(m)\n"
-	                "return t == 4 and id == 1 and ud == 9 and s == '127.0.0.1:4000'"));
-	TT_CHECK(run(L, "local m, sz = msg(5, 2, 0, 'Connection refused')\n"
-	                "local t, id, ud, s = driver.unpack(m, sz); free(m)\n"
-	                "return t == 5 and s == 'Connection refused'"));
-	TT_CHECK(run(L, "local m, sz = msg(7, 2, 1024)\n"
-	                "local t, id, ud = driver.unpack(m, sz); free(m)\n"
-	                "return t == 7 and ud == 1024"));
+	TT_CHECK(tt_lua_run(L, "local m, sz = msg(1, 3, 0, 'payload')\n"
+	                       "local t, id, ud, p = driver.unpack(m, sz)\n"
+	                       "local ok = t == 1 and id == 3 and ud == 7 and type(p) == 'userdata'\n"
+	                       "driver.drop(p, ud); free(m)\n"
+	                       "return ok"));
+	TT_CHECK(tt_lua_run(L, "local m, sz = msg(2, 4, 8000, '0.0.0.0')\n"
+	                       "local t, id, ud, s = driver.unpack(m, sz); free(m)\n"
+	                       "return t == 2 and id == 4 and ud == 8000 and s == '0.0.0.0'"));
+	TT_CHECK(tt_lua_run(L, "local m, sz = msg(3, 4, 0)\n"
+	                       "local t, id, ud, s = driver.unpack(m, sz); free(m)\n"
+	                       "return t == 3 and id == 4 and s == nil"));
+	TT_CHECK(tt_lua_run(L, "local m, sz = msg(4, 1, 9, '127.0.0.1:4000')\n"
+	                       "local t, id, ud, s = driver.unpack(m, sz); free(m)\n"
+	                       "return t == 4 and id == 1 and ud == 9 and s == '127.0.0.1:4000'"));
+	TT_CHECK(tt_lua_run(L, "local m, sz = msg(5, 2, 0, 'Connection refused')\n"
+	                       "local t, id, ud, s = driver.unpack(m, sz); free(m)\n"
+	                       "return t == 5 and s == 'Connection refused'"));
+	TT_CHECK(tt_lua_run(L, "local m, sz = msg(7, 2, 1024)\n"
+	                       "local t, id, ud = driver.unpack(m, sz); free(m)\n"
+	                       "return t == 7 and ud == 1024"));
 	// UDP: the sender address follows; udp_address decodes it.
-	TT_CHECK(run(L, "local from = string.char(4, 0x1f, 0x90, 127, 0, 0, 1)\n"
-	                "local m, sz = msg(6, 5, 0, 'dgram', from)\n"
-	                "local t, id, ud, p, f = driver.unpack(m, sz)\n"
-	                "local ok = t == 6 and ud == 5 and f == from\n"
-	                "driver.drop(p, ud); free(m)\n"
-	                "local ip, port = driver.udp_address(f)\n"
-	                "return ok and ip == '127.0.0.1' and port == 8080"));
-	TT_CHECK(run(L, "local a = string.char(6, 0, 53) .. string.rep('\\0', 15) .. '\\1'\n"
-	                "local ip, port = driver.udp_address(a)\n"
-	                "return ip == '::1' and port == 53 and\n"
-	                "  not pcall(driver.udp_address, 'junk')"));
+	TT_CHECK(tt_lua_run(L, "local from = string.char(4, 0x1f, 0x90, 127, 0, 0, 1)\n"
+	                       "local m, sz = msg(6, 5, 0, 'dgram', from)\n"
+	                       "local t, id, ud, p, f = driver.unpack(m, sz)\n"
+	                       "local ok = t == 6 and ud == 5 and f == from\n"
+	                       "driver.drop(p, ud); free(m)\n"
+	                       "local ip, port = driver.udp_address(f)\n"
+	                       "return ok and ip == '127.0.0.1' and port == 8080"));
+	TT_CHECK(tt_lua_run(L, "local a = string.char(6, 0, 53) .. string.rep('\\0', 15) .. '\\1'\n"
+	                       "local ip, port = driver.udp_address(a)\n"
+	                       "return ip == '::1' and port == 53 and\n"
+	                       "  not pcall(driver.udp_address, 'junk')"));
 	lua_close(L);
 }
 
 static void
 buffer_pop_across_chunks(int *failed) {
 	lua_State *L = new_state();
-	TT_CHECK(run(L,
-	             "local b = driver.buffer()\n"
-	             "for _, s in ipairs{'ab', 'cde', '', 'f', 'ghij'} do\n"
-	             "  driver.push(b, nil, buf(s))\n"
-	             "end\n"
-	             "if driver.size(b) ~= 10 then return false end\n"
-	             "if driver.pop(b, nil, 11) ~= nil or driver.size(b) ~= 10 then return false end\n"
-	             "local a = driver.pop(b, nil, 1)\n" // inside one chunk
-	             "local c = driver.pop(b, nil, 5)\n" // across three
-	             "local z = driver.pop(b, nil, 0)\n"
-	             "local rest = driver.readall(b, nil)\n"
-	             "return a == 'a' and c == 'bcdef' and z == '' and rest == 'ghij'\n"
-	             "  and driver.readall(b, nil) == '' and driver.size(b) == 0"));
+	TT_CHECK(tt_lua_run(
+	    L,
+	    "local b = driver.buffer()\n"
+	    "for _, s in ipairs{'ab', 'cde', '', 'f', 'ghij'} do\n"
+	    "  driver.push(b, nil, buf(s))\n"
+	    "end\n"
+	    "if driver.size(b) ~= 10 then return false end\n"
+	    "if driver.pop(b, nil, 11) ~= nil or driver.size(b) ~= 10 then return false end\n"
+	    "local a = driver.pop(b, nil, 1)\n" // inside one chunk
+	    "local c = driver.pop(b, nil, 5)\n" // across three
+	    "local z = driver.pop(b, nil, 0)\n"
+	    "local rest = driver.readall(b, nil)\n"
+	    "return a == 'a' and c == 'bcdef' and z == '' and rest == 'ghij'\n"
+	    "  and driver.readall(b, nil) == '' and driver.size(b) == 0"));
 	lua_close(L);
 }
 
 static void
 buffer_readline(int *failed) {
 	lua_State *L = new_state();
-	TT_CHECK(run(L, "local b = driver.buffer()\n"
-	                "driver.push(b, {}, buf('one\\r'))\n"
-	                "if driver.readline(b, nil, '\\r\\n') then return false end\n" // test only
-	                "driver.push(b, {}, buf('\\ntw'))\n"
-	                "driver.push(b, {}, buf('o\\r\\nthree'))\n"
-	                "if not driver.readline(b, nil, '\\r\\n') then return false end\n"
-	                "local l1 = driver.readline(b, {}, '\\r\\n')\n"
-	                "local l2 = driver.readline(b, {}, '\\r\\n')\n"
-	                "local l3 = driver.readline(b, {}, '\\r\\n')\n"
-	                "return l1 == 'one' and l2 == 'two' and l3 == nil\n"
-	                "  and driver.readall(b) == 'three'"));
-	TT_CHECK(run(L, "local b = driver.buffer()\n"
-	                "driver.push(b, {}, buf('x\\n\\ny'))\n"
-	                "return driver.readline(b, {}) == 'x' and driver.readline(b, {}) == ''\n"
-	                "  and driver.readline(b, {}) == nil and driver.size(b) == 1"));
+	TT_CHECK(tt_lua_run(L,
+	                    "local b = driver.buffer()\n"
+	                    "driver.push(b, {}, buf('one\\r'))\n"
+	                    "if driver.readline(b, nil, '\\r\\n') then return false end\n" // test only
+	                    "driver.push(b, {}, buf('\\ntw'))\n"
+	                    "driver.push(b, {}, buf('o\\r\\nthree'))\n"
+	                    "if not driver.readline(b, nil, '\\r\\n') then return false end\n"
+	                    "local l1 = driver.readline(b, {}, '\\r\\n')\n"
+	                    "local l2 = driver.readline(b, {}, '\\r\\n')\n"
+	                    "local l3 = driver.readline(b, {}, '\\r\\n')\n"
+	                    "return l1 == 'one' and l2 == 'two' and l3 == nil\n"
+	                    "  and driver.readall(b) == 'three'"));
+	TT_CHECK(tt_lua_run(L, "local b = driver.buffer()\n"
+	                       "driver.push(b, {}, buf('x\\n\\ny'))\n"
+	                       "return driver.readline(b, {}) == 'x' and driver.readline(b, {}) == ''\n"
+	                       "  and driver.readline(b, {}) == nil and driver.size(b) == 1"));
 	lua_close(L);
 }
 
@@ -177,33 +168,34 @@ static void
 buffer_clear_and_collect(int *failed) {
 	lua_State *L = new_state();
 	// Buffers own what was pushed: clear and __gc free it (ASan checks).
-	TT_CHECK(run(L, "local b = driver.buffer()\n"
-	                "for i = 1, 100 do driver.push(b, nil, buf(string.rep('q', i))) end\n"
-	                "driver.pop(b, nil, 7)\n"
-	                "driver.clear(b, nil)\n"
-	                "if driver.size(b) ~= 0 then return false end\n"
-	                "driver.push(b, nil, buf('left for the collector'))\n"
-	                "b = nil\n"
-	                "collectgarbage()\n"
-	                "return true"));
+	TT_CHECK(tt_lua_run(L, "local b = driver.buffer()\n"
+	                       "for i = 1, 100 do driver.push(b, nil, buf(string.rep('q', i))) end\n"
+	                       "driver.pop(b, nil, 7)\n"
+	                       "driver.clear(b, nil)\n"
+	                       "if driver.size(b) ~= 0 then return false end\n"
+	                       "driver.push(b, nil, buf('left for the collector'))\n"
+	                       "b = nil\n"
+	                       "collectgarbage()\n"
+	                       "return true"));
 	lua_close(L);
 }
 
 static void
 helpers(int *failed) {
 	lua_State *L = new_state();
-	TT_CHECK(run(L, "return driver.header('\\1') == 1 and driver.header('\\1\\2') == 258\n"
-	                "  and driver.header('\\255\\255\\255\\255') == 0xffffffff\n"
-	                "  and not pcall(driver.header, '') and not pcall(driver.header, '12345')"));
-	TT_CHECK(run(L, "local p, n = driver.str2p('copy')\n"
-	                "local b = driver.buffer()\n"
-	                "driver.push(b, nil, p, n)\n"
-	                "return n == 4 and driver.readall(b) == 'copy'"));
+	TT_CHECK(
+	    tt_lua_run(L, "return driver.header('\\1') == 1 and driver.header('\\1\\2') == 258\n"
+	                  "  and driver.header('\\255\\255\\255\\255') == 0xffffffff\n"
+	                  "  and not pcall(driver.header, '') and not pcall(driver.header, '12345')"));
+	TT_CHECK(tt_lua_run(L, "local p, n = driver.str2p('copy')\n"
+	                       "local b = driver.buffer()\n"
+	                       "driver.push(b, nil, p, n)\n"
+	                       "return n == 4 and driver.readall(b) == 'copy'"));
 	// Malformed addresses raise before anything is sent.
-	TT_CHECK(run(L, "return not pcall(driver.connect, 'no-port')\n"
-	                "  and not pcall(driver.connect, '127.0.0.1:99999')\n"
-	                "  and not pcall(driver.connect, '[::1:80')\n"
-	                "  and not pcall(driver.listen, '127.0.0.1', -1)"));
+	TT_CHECK(tt_lua_run(L, "return not pcall(driver.connect, 'no-port')\n"
+	                       "  and not pcall(driver.connect, '127.0.0.1:99999')\n"
+	                       "  and not pcall(driver.connect, '[::1:80')\n"
+	                       "  and not pcall(driver.listen, '127.0.0.1', -1)"));
 	lua_close(L);
 }
 
