@@ -53,7 +53,9 @@ if [ -f test/lua/runner.lua ]; then
 		[ -f "$t" ] || continue
 		name=$(basename "$t" .lua)
 		name=${name#test_}
-		SKYNET_BUILD=$BUILD SKYNET_TEST=$name timeout 60 "$BUILD/skynet" test/config.test \
+		config=test/config.test
+		head -n 3 "$t" | grep -q -- '-- test: real time' && config=test/config.realtime
+		SKYNET_BUILD=$BUILD SKYNET_TEST=$name timeout 60 "$BUILD/skynet" "$config" \
 			>"$log" 2>&1
 		status=$?
 		if [ "$status" -ne 0 ] || ! grep -q '^1 passed, 0 failed$' "$log"; then
