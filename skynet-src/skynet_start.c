@@ -131,8 +131,17 @@ timer_sleep(struct monitor *m, uint64_t us) {
 
 static bool
 is_idle(struct monitor *m) {
-	// Workers first: a worker queues its socket command before it sleeps.
-	return ATOM_LOAD(&m->sleep) == m->count && skynet_globalmq_empty() && skynet_socket_is_idle();
+	/*
+	 * Order matters. The global queue first: a woken worker leaves `sleep`
+	 * before it pops a queue, so "empty, then everyone asleep" means no
+	 * worker took a queue in between (the other order could see all asleep,
+	 * then an empty queue that a just-woken worker had popped, and jump the
+	 * clock under a running service). The socket thread last: a worker
+	 * queues its socket command before it sleeps.
+	 */
+	if (!skynet_globalmq_empty())
+		return false;
+	return ATOM_LOAD(&m->sleep) == m->count && skynet_socket_is_idle();
 }
 
 static void
