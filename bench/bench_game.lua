@@ -7,11 +7,7 @@
 local skynet = require "skynet"
 require "skynet.manager"
 local settings = require "settings"
-
-local function report(name, value, unit)
-	print(string.format("BENCH name=%s value=%s unit=%s", name,
-		math.abs(value) >= 100 and string.format("%.0f", value) or string.format("%.3f", value), unit))
-end
+local report = require "bench_report"
 
 skynet.start(function()
 	local s = settings.from_env(skynet.getenv)

@@ -2,23 +2,12 @@
 --   BENCH name=<name> value=<number> unit=<unit>
 -- then aborts the node. Real time, run by bench/run.sh with config.bench.
 local skynet = require "skynet"
+local report = require "bench_report"
 require "skynet.manager"
 
 local hpc = skynet.hpc
 
 local WATCHDOG_CS <const> = 12000 -- the whole run normally takes ~15 s
-
-local function report(name, value, unit)
-	local text
-	if value ~= value or value == math.huge then
-		text = "0"
-	elseif math.abs(value) >= 100 then
-		text = string.format("%.0f", value)
-	else
-		text = string.format("%.3f", value)
-	end
-	print(string.format("BENCH name=%s value=%s unit=%s", name, text, unit))
-end
 
 -- "done" notices from sinks wake the waiting benchmark.
 local done_count = 0

@@ -18,6 +18,7 @@
 -- service's socket protocol, so the gate role must not load skynet.socket:
 -- the requires depend on the role.
 local skynet = require "skynet"
+local report = require "bench_report"
 require "skynet.manager"
 
 local role = ...
@@ -30,12 +31,6 @@ local STREAM_CHUNK <const> = 64 * 1024
 local ACCEPT_COUNT <const> = 10000
 local ACCEPT_CLIENTS <const> = 8
 local WATCHDOG_CS <const> = 12000
-
-local function report(name, value, unit)
-	local text = math.abs(value) >= 100 and string.format("%.0f", value)
-		or string.format("%.3f", value)
-	print(string.format("BENCH name=%s value=%s unit=%s", name, text, unit))
-end
 
 local function serve(cmd)
 	skynet.start(function()

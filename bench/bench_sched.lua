@@ -17,24 +17,13 @@
 -- both runs and the clean-up stay near 20 s. `run` prints the BENCH lines
 -- and returns.
 local skynet = require "skynet"
+local report = require "bench_report"
 
 local hpc = skynet.hpc
 
 local SERVICES <const> = 10000
 local RUN_S <const> = 5
 local WARMUP_CS <const> = 100
-
-local function report(name, value, unit)
-	local text
-	if value ~= value or value == math.huge then
-		text = "0"
-	elseif math.abs(value) >= 100 then
-		text = string.format("%.0f", value)
-	else
-		text = string.format("%.3f", value)
-	end
-	print(string.format("BENCH name=%s value=%s unit=%s", name, text, unit))
-end
 
 local clk_tck
 

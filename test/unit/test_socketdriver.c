@@ -48,24 +48,6 @@ lmsg(lua_State *L) {
 	return 2;
 }
 
-/* A DATA buffer (skynet_malloc'd copy of a string) -> ptr, sz. */
-static int
-lbuf(lua_State *L) {
-	size_t len = 0;
-	const char *s = luaL_checklstring(L, 1, &len);
-	char *p = skynet_malloc(len);
-	memcpy(p, s, len);
-	lua_pushlightuserdata(L, p);
-	lua_pushinteger(L, (lua_Integer)len);
-	return 2;
-}
-
-static int
-lfree(lua_State *L) {
-	skynet_free(lua_touserdata(L, 1));
-	return 0;
-}
-
 static lua_State *
 new_state(void) {
 	lua_State *L = luaL_newstate();
@@ -77,10 +59,8 @@ new_state(void) {
 	lua_setglobal(L, "driver");
 	lua_pushcfunction(L, lmsg);
 	lua_setglobal(L, "msg");
-	lua_pushcfunction(L, lbuf);
-	lua_setglobal(L, "buf");
-	lua_pushcfunction(L, lfree);
-	lua_setglobal(L, "free");
+	// DATA buffers and their release come from the driver itself (str2p, drop).
+	tt_lua_run(L, "buf = driver.str2p; free = function(p) driver.drop(p) end");
 	return L;
 }
 
