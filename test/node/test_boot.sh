@@ -55,6 +55,28 @@ out=$("$B/skynet" "$dir/nomod.conf" 2>&1)
 [ $? -eq 1 ] && printf '%s' "$out" | grep -q 'Bootstrap error : no_such_module'
 check missing_bootstrap_module_exit_1 $?
 
+# SIGHUP makes the logger reopen its file (log rotation): lines written
+# after the signal land in a new file at the configured path.
+cat >"$dir/hup.conf" <<CFG
+thread = 2
+harbor = 0
+cpath = "$B/cservice/?.so"
+bootstrap = "echo 60"
+logger = "$dir/hup.log"
+CFG
+"$B/skynet" "$dir/hup.conf" &
+node=$!
+i=0
+while ! grep -q 'LAUNCH echo' "$dir/hup.log" 2>/dev/null && [ $i -lt 100 ]; do
+	sleep 0.02
+	i=$((i + 1))
+done
+mv "$dir/hup.log" "$dir/hup.log.1"
+kill -HUP "$node"
+wait "$node"
+grep -q 'LAUNCH echo 60' "$dir/hup.log.1" && grep -q 'KILL self' "$dir/hup.log" 2>/dev/null
+check sighup_reopens_log_file $?
+
 # harbor != 0 asks for multi-node mode, which this build lacks: a clear line, no hang.
 cat >"$dir/harbor.conf" <<CFG
 harbor = 1
