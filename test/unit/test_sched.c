@@ -141,9 +141,16 @@ driver_init(void *inst, struct skynet_context *ctx, const char *parm) {
 	return 0;
 }
 
+/* Overload warnings seen by the logger: the queue length each one reported. */
+static int OVERLOAD_SEEN[8];
+static int OVERLOAD_N;
+
 static int
 quiet_logger_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
                 const void *msg, size_t sz) {
+	static const char prefix[] = "error: May overload, message queue length = ";
+	if (sz > sizeof(prefix) - 1 && memcmp(msg, prefix, sizeof(prefix) - 1) == 0 && OVERLOAD_N < 8)
+		OVERLOAD_SEEN[OVERLOAD_N++] = atoi((const char *)msg + sizeof(prefix) - 1);
 	if (getenv("TT_VERBOSE"))
 		fprintf(stderr, "[:%08x] %.*s\n", source, (int)sz, (const char *)msg);
 	return 0;
@@ -291,6 +298,37 @@ monitor_flags_endless_once(int *failed) {
 	skynet_handle_exit();
 }
 
+/* flood: queues 5000 messages to itself during init, then drains them and exits. */
+static int
+flood_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+         const void *msg, size_t sz) {
+	int *left = ud;
+	if (--*left == 0)
+		skynet_command(ctx, "EXIT", NULL);
+	return 0;
+}
+
+static int FLOOD_LEFT;
+
+static int
+flood_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	FLOOD_LEFT = 5000;
+	skynet_callback(ctx, &FLOOD_LEFT, flood_cb);
+	for (int i = 0; i < FLOOD_LEFT; i++)
+		skynet_send(ctx, 0, skynet_context_handle(ctx), PTYPE_TEXT, 0, NULL, 0);
+	return 0;
+}
+
+static void
+overload_warned_once_per_doubling(int *failed) {
+	OVERLOAD_N = 0;
+	run_node(1, "flood", false);
+	// 4999 left after the first pop: past 1024, 2048 and 4096 at once, one line.
+	TT_CHECK(OVERLOAD_N == 1);
+	TT_CHECK(OVERLOAD_SEEN[0] == 4999);
+	TT_CHECK(FLOOD_LEFT == 0);
+}
+
 static void
 insert_modules(void) {
 	static const struct skynet_module mods[] = {
@@ -299,6 +337,7 @@ insert_modules(void) {
 	    {.name = "driver", .init = driver_init},
 	    {.name = "dead", .init = dead_init},
 	    {.name = "asker", .init = asker_init},
+	    {.name = "flood", .init = flood_init},
 	};
 	for (size_t i = 0; i < sizeof(mods) / sizeof(mods[0]); i++)
 		skynet_module_insert(&mods[i]);
@@ -311,6 +350,7 @@ main(void) {
 	TT_RUN(stress_all_worker_counts);
 	TT_RUN(dead_handle_requests_get_errors);
 	TT_RUN(monitor_flags_endless_once);
+	TT_RUN(overload_warned_once_per_doubling);
 	skynet_env_exit();
 	skynet_globalexit();
 	return tt_summary();
