@@ -100,16 +100,18 @@ benches: $(BENCHES)
 run: all
 	$(BUILD)/skynet examples/config
 
+# SKYNET_SAN tells the tests which sanitizer the build has (address, thread or empty).
+SKYNET_SAN ?=
 test: all unit-tests
-	@sh test/run.sh $(BUILD) $(OBJ)
+	@SKYNET_SAN=$(SKYNET_SAN) sh test/run.sh $(BUILD) $(OBJ)
 
 SAN_COMMON := -fno-omit-frame-pointer
 test-asan:
-	@$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
+	@$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SKYNET_SAN=address \
 		SAN="-fsanitize=address,undefined -fno-sanitize-recover=all $(SAN_COMMON)" test
 
 test-tsan:
-	@$(MAKE) --no-print-directory BUILD=build/tsan OPT=-O1 \
+	@$(MAKE) --no-print-directory BUILD=build/tsan OPT=-O1 SKYNET_SAN=thread \
 		SAN="-fsanitize=thread $(SAN_COMMON)" MYCFLAGS=-DSKYNET_TSAN TT_STRESS=1 test
 
 bench: all benches

@@ -1,6 +1,8 @@
--- bootstrap: the first Lua service (spec 7.2). Starts the launcher, the
--- global-name service (.cslave), service_mgr and then the user's `start`
--- service, and exits.
+-- bootstrap: the first Lua service. Starts the launcher, the global-name
+-- service (.cslave), service_mgr and then the user's `start` service, and
+-- exits. When any of them fails to start (a missing or broken script, an
+-- error in its start function such as a port already in use) the reason is
+-- logged and the node stops with exit status 1 instead of idling forever.
 local skynet = require "skynet"
 require "skynet.manager"
 
@@ -21,7 +23,7 @@ local function launch_or_abort(name, ...)
 	local ok, handle = pcall(skynet.newservice, name, ...)
 	if not ok then
 		skynet.error("bootstrap: can't start " .. name .. ": " .. tostring(handle))
-		skynet.abort()
+		skynet.abort(1)
 	end
 	return handle
 end
@@ -42,7 +44,7 @@ skynet.start(function()
 		if not service_exists "cslave" then
 			skynet.error(string.format("bootstrap: harbor = %d asks for multi-node mode, which needs "
 				.. "the cslave service; this build runs single nodes only: set harbor = 0", harbor_id))
-			skynet.abort()
+			skynet.abort(1)
 			return
 		end
 		if standalone then
@@ -71,9 +73,13 @@ skynet.start(function()
 		end
 	end
 
-	local ok, err = pcall(skynet.newservice, skynet.getenv "start" or "main")
+	local start = skynet.getenv "start" or "main"
+	local ok, err = pcall(skynet.newservice, start)
 	if not ok then
-		skynet.error("bootstrap: start service failed: " .. tostring(err))
+		skynet.error("bootstrap: start service " .. start .. " failed (see the error above): "
+			.. tostring(err) .. "; stopping the node")
+		skynet.abort(1)
+		return
 	end
 	skynet.exit()
 end)

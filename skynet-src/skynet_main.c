@@ -65,8 +65,8 @@ main(int argc, char *argv[]) {
 		return 1;
 	}
 
-	skynet_start(&config);
+	int status = skynet_start(&config);
 	skynet_env_exit();
 	skynet_globalexit();
-	return 0;
+	return status;
 }

@@ -69,6 +69,7 @@ struct skynet_node {
 	ATOM_INT total;
 	int init;
 	uint32_t monitor_exit;
+	ATOM_INT exit_status; // the process's exit status, set by ABORT
 	pthread_key_t handle_key;
 	bool profile; // default on
 };
@@ -534,8 +535,18 @@ cmd_now(struct skynet_context *context, const char *param) {
 	return context->result;
 }
 
+/* ABORT [status]: retire every service; the process then exits with status (default 0). */
 static const char *
 cmd_abort(struct skynet_context *context, const char *param) {
+	if (param != NULL && param[0] != '\0') {
+		char *end;
+		long status = strtol(param, &end, 10);
+		if (*end != '\0' || status < 0 || status > 255) {
+			skynet_error(context, "error: abort: bad exit status status=%s", param);
+			status = 1;
+		}
+		ATOM_STORE(&G_NODE.exit_status, (int)status);
+	}
 	skynet_handle_retireall();
 	return NULL;
 }
@@ -788,6 +799,7 @@ skynet_context_send(struct skynet_context *ctx, void *msg, size_t sz, uint32_t s
 void
 skynet_globalinit(void) {
 	ATOM_INIT(&G_NODE.total, 0);
+	ATOM_INIT(&G_NODE.exit_status, 0);
 	G_NODE.monitor_exit = 0;
 	G_NODE.profile = true;
 	if (pthread_key_create(&G_NODE.handle_key, NULL)) {
@@ -797,6 +809,11 @@ skynet_globalinit(void) {
 	G_NODE.init = 1;
 	// The main thread gets a small negative id, like the other non-worker threads.
 	skynet_initthread(THREAD_MAIN);
+}
+
+int
+skynet_exit_status(void) {
+	return ATOM_LOAD(&G_NODE.exit_status);
 }
 
 void

@@ -388,7 +388,7 @@ shutdown_node(struct skynet_context *logger) {
 		skynet_mq_release(q, drop_free, NULL);
 }
 
-void
+int
 skynet_start(struct skynet_config *config) {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -427,4 +427,5 @@ skynet_start(struct skynet_config *config) {
 	skynet_mq_exit();
 	if (config->daemon)
 		skynet_daemon_exit(config->daemon);
+	return skynet_exit_status();
 }

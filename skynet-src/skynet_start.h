@@ -21,7 +21,11 @@ struct skynet_config {
 	const char *logservice;  // module of the log service
 };
 
-/* Run the node. Returns when it stopped; exits the process on a boot failure. */
-void skynet_start(struct skynet_config *config);
+/*
+ * Run the node. Returns the process's exit status once it stopped: 0, or the
+ * status a service gave to "ABORT status" (a failed start script aborts with 1).
+ * Exits the process with 1 on a boot failure.
+ */
+int skynet_start(struct skynet_config *config);
 
 #endif

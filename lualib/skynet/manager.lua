@@ -20,8 +20,16 @@ function skynet.kill(name)
 	c.command("KILL", name)
 end
 
-function skynet.abort()
-	c.command "ABORT"
+-- Stops every service; the process then exits with status (default 0).
+function skynet.abort(status)
+	if status == nil then
+		c.command "ABORT"
+		return
+	end
+	if math.type(status) ~= "integer" or status < 0 or status > 255 then
+		error("skynet.abort: bad exit status (" .. tostring(status) .. ")", 2)
+	end
+	c.command("ABORT", tostring(status))
 end
 
 -- A global name (no leading '.') goes to .cslave; returns false for a local one.

@@ -1,9 +1,18 @@
 #!/bin/sh
 # A node boots from a config file naming a C service, and the process exits
-# 0 when the last service exits; bad configs exit 1 with a one-line error.
+# 0 when the last service exits; bad configs and failed starts exit 1 with
+# the reason. Every node's exit status is checked and its output is printed,
+# so test/run.sh sees any sanitizer report in it.
 B=${SKYNET_BUILD:-.}
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+pids=""
+cleanup() {
+	for p in $pids; do
+		kill -9 "$p" 2>/dev/null
+	done
+	rm -rf "$dir"
+}
+trap cleanup EXIT
 passed=0
 failed=0
 check() { # name, condition result
@@ -16,6 +25,15 @@ check() { # name, condition result
 	fi
 }
 
+# node ARGS...: runs skynet (bounded), keeps its output in $dir/out and prints
+# it; returns the node's exit status.
+node() {
+	timeout 30 "$B/skynet" "$@" >"$dir/out" 2>&1
+	st=$?
+	sed 's/^/    | /' "$dir/out"
+	return $st
+}
+
 cat >"$dir/config" <<CFG
 thread = 2
 harbor = 0
@@ -23,26 +41,26 @@ cpath = "$B/cservice/?.so"
 bootstrap = "echo 20"
 logger = "$dir/node.log"
 CFG
-"$B/skynet" "$dir/config"
+node "$dir/config"
 check boot_and_exit_when_last_service_exits $?
 grep -q 'LAUNCH echo 20' "$dir/node.log" && grep -q 'KILL self' "$dir/node.log"
 check logger_writes_file $?
 
-"$B/skynet" >/dev/null 2>&1
+node
 [ $? -eq 1 ]
 check no_argument_exits_1 $?
 
-out=$("$B/skynet" "$dir/missing.conf" 2>&1)
-[ $? -eq 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && printf '%s' "$out" | grep -q missing.conf
+node "$dir/missing.conf"
+[ $? -eq 1 ] && [ "$(wc -l <"$dir/out")" -eq 1 ] && grep -q missing.conf "$dir/out"
 check missing_config_one_line_exit_1 $?
 
 printf 'thread = \n' >"$dir/bad.conf"
-out=$("$B/skynet" "$dir/bad.conf" 2>&1)
-[ $? -eq 1 ] && printf '%s' "$out" | grep -q 'bad.conf:'
+node "$dir/bad.conf"
+[ $? -eq 1 ] && grep -q 'bad.conf:' "$dir/out"
 check syntax_error_names_file_exit_1 $?
 
 printf 'thread = 0\nbootstrap = "echo"\n' >"$dir/zero.conf"
-"$B/skynet" "$dir/zero.conf" 2>/dev/null
+node "$dir/zero.conf"
 [ $? -eq 1 ]
 check thread_out_of_range_exit_1 $?
 
@@ -51,8 +69,8 @@ harbor = 0
 cpath = "$B/cservice/?.so"
 bootstrap = "no_such_module"
 CFG
-out=$("$B/skynet" "$dir/nomod.conf" 2>&1)
-[ $? -eq 1 ] && printf '%s' "$out" | grep -q 'Bootstrap error : no_such_module'
+node "$dir/nomod.conf"
+[ $? -eq 1 ] && grep -q 'Bootstrap error : no_such_module' "$dir/out"
 check missing_bootstrap_module_exit_1 $?
 
 # SIGHUP makes the logger reopen its file (log rotation): lines written
@@ -64,29 +82,93 @@ cpath = "$B/cservice/?.so"
 bootstrap = "echo 60"
 logger = "$dir/hup.log"
 CFG
-"$B/skynet" "$dir/hup.conf" &
-node=$!
+timeout 30 "$B/skynet" "$dir/hup.conf" >"$dir/hup.out" 2>&1 &
+hup_node=$!
+pids="$pids $hup_node"
 i=0
-while ! grep -q 'LAUNCH echo' "$dir/hup.log" 2>/dev/null && [ $i -lt 100 ]; do
+while ! grep -q 'LAUNCH echo' "$dir/hup.log" 2>/dev/null && [ $i -lt 250 ]; do
 	sleep 0.02
 	i=$((i + 1))
 done
 mv "$dir/hup.log" "$dir/hup.log.1"
-kill -HUP "$node"
-wait "$node"
-grep -q 'LAUNCH echo 60' "$dir/hup.log.1" && grep -q 'KILL self' "$dir/hup.log" 2>/dev/null
+kill -HUP "$hup_node"
+wait "$hup_node"
+hup_status=$?
+sed 's/^/    | /' "$dir/hup.out"
+[ "$hup_status" -eq 0 ] && grep -q 'LAUNCH echo 60' "$dir/hup.log.1" &&
+	grep -q 'KILL self' "$dir/hup.log" 2>/dev/null
 check sighup_reopens_log_file $?
 
-# harbor != 0 asks for multi-node mode, which this build lacks: a clear line, no hang.
-cat >"$dir/harbor.conf" <<CFG
-harbor = 1
+# Lua nodes: the Lua paths of a checkout, and a folder for the test's scripts.
+lua_conf() { # file, extra lines
+	cat >"$1" <<CFG
 thread = 2
+harbor = 0
 cpath = "$B/cservice/?.so"
 lua_cpath = "$B/luaclib/?.so"
+lua_path = "./lualib/?.lua;./lualib/?/init.lua"
+luaservice = "./service/?.lua;$dir/?.lua"
+lualoader = "./lualib/loader.lua"
+$2
 CFG
-out=$(timeout 20 "$B/skynet" "$dir/harbor.conf" 2>&1)
-printf '%s' "$out" | grep -q 'set harbor = 0'
-check multinode_config_explains_itself $?
+}
+
+# harbor != 0 asks for multi-node mode, which this build lacks: a clear line, exit 1.
+lua_conf "$dir/harbor.conf" 'harbor = 1'
+node "$dir/harbor.conf"
+[ $? -eq 1 ] && grep -q 'set harbor = 0' "$dir/out"
+check multinode_config_explains_itself_exit_1 $?
+
+# A start service that cannot start stops the node with the reason and exit 1.
+lua_conf "$dir/nostart.conf" 'start = "no_such_start"'
+node "$dir/nostart.conf"
+[ $? -eq 1 ] && grep -q 'no_such_start.lua: No such file' "$dir/out" &&
+	grep -q 'start service no_such_start failed' "$dir/out"
+check missing_start_script_exit_1 $?
+
+printf 'local skynet = require "skynet"\nskynet.start(function()\n' >"$dir/broken.lua"
+lua_conf "$dir/broken.conf" 'start = "broken"'
+node "$dir/broken.conf"
+[ $? -eq 1 ] && grep -q "broken.lua:.*expected" "$dir/out"
+check start_script_syntax_error_exit_1 $?
+
+# A start service whose listen fails (the port is taken) stops the node with exit 1.
+# The port is held by a first node listening on port 0, which logs the port it got.
+cat >"$dir/hold.lua" <<'LUA'
+local skynet = require "skynet"
+local socket = require "skynet.socket"
+skynet.start(function()
+	local _, _, port = socket.listen("127.0.0.1", 0)
+	skynet.error("holding port " .. port)
+end)
+LUA
+cat >"$dir/listen.lua" <<'LUA'
+local skynet = require "skynet"
+local socket = require "skynet.socket"
+skynet.start(function()
+	socket.listen("127.0.0.1", tonumber(skynet.getenv "port"))
+end)
+LUA
+lua_conf "$dir/hold.conf" "start = \"hold\"
+logger = \"$dir/hold.log\""
+timeout 60 "$B/skynet" "$dir/hold.conf" >"$dir/hold.out" 2>&1 &
+holder=$!
+pids="$pids $holder"
+i=0
+while ! grep -q 'holding port' "$dir/hold.log" 2>/dev/null && [ $i -lt 500 ]; do
+	sleep 0.02
+	i=$((i + 1))
+done
+port=$(sed -n 's/.*holding port \([0-9]*\).*/\1/p' "$dir/hold.log")
+lua_conf "$dir/listen.conf" "start = \"listen\"
+port = ${port:-1}"
+node "$dir/listen.conf"
+st=$?
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+[ -n "$port" ] && [ "$st" -eq 1 ] && grep -q 'Address already in use' "$dir/out" &&
+	grep -q 'start service listen failed' "$dir/out"
+check start_listen_port_taken_exit_1 $?
 
 # daemon: the launching process returns at once; the daemon owns the pid
 # file while it runs and removes it when its last service exits.
@@ -97,13 +179,13 @@ bootstrap = "echo 30"
 logger = "$dir/daemon.log"
 daemon = "$dir/node.pid"
 CFG
-"$B/skynet" "$dir/daemon.conf"
+node "$dir/daemon.conf"
 started=$?
 pid=$(cat "$dir/node.pid" 2>/dev/null)
 [ "$started" -eq 0 ] && [ -n "$pid" ] && [ "$pid" != "$$" ]
 check daemon_writes_pid_file $?
 i=0
-while [ -f "$dir/node.pid" ] && [ $i -lt 100 ]; do
+while [ -f "$dir/node.pid" ] && [ $i -lt 200 ]; do
 	sleep 0.05
 	i=$((i + 1))
 done
