@@ -52,12 +52,13 @@
  * bucket at a time, so there is no rehash pause) maps (handle, session) to
  * the timer for O(1) cancel. Each chain is newest first: adds push at its
  * head, removals and splits keep the order of the rest, so the first match
- * is the timer set last for its pair, which is the one cancel removes. A second, small one maps handle to a service
- * record: a pool node heading a doubly linked list of that service's timers,
- * with their count; it lives while the service has timers. Kept apart, the
- * record chains hold only records, few enough to stay in cache. Free nodes
- * form a LIFO list, so a cancelled node is reused by the next add; the pool
- * never shrinks. Per pending timer: 32 bytes of node plus ~4 of bucket.
+ * is the timer set last for its pair, which is the one cancel removes. A
+ * second, small one maps handle to a service record: a pool node heading a
+ * doubly linked list of that service's timers, with their count; it lives
+ * while the service has timers. Kept apart, the record chains hold only
+ * records, few enough to stay in cache. Free nodes form a LIFO list, so a
+ * cancelled node is reused by the next add; the pool never shrinks. Per
+ * pending timer: 32 bytes of node plus ~4 of bucket.
  */
 #include "skynet_wheel.h"
 
