@@ -50,12 +50,15 @@
  * needs no search and tells when the list becomes empty (for the bitmap).
  * A linear-hashing table (chain heads, one 32-bit word per timer, grown one
  * bucket at a time, so there is no rehash pause) maps (handle, session) to
- * the timer for O(1) cancel. A second, small one maps handle to a service
- * record: a pool node heading a doubly linked list of that service's timers,
- * with their count; it lives while the service has timers. Kept apart, the
- * record chains hold only records, few enough to stay in cache. Free nodes
- * form a LIFO list, so a cancelled node is reused by the next add; the pool
- * never shrinks. Per pending timer: 32 bytes of node plus ~4 of bucket.
+ * the timer for O(1) cancel. Each chain is newest first: adds push at its
+ * head, removals and splits keep the order of the rest, so the first match
+ * is the timer set last for its pair, which is the one cancel removes. A
+ * second, small one maps handle to a service record: a pool node heading a
+ * doubly linked list of that service's timers, with their count; it lives
+ * while the service has timers. Kept apart, the record chains hold only
+ * records, few enough to stay in cache. Free nodes form a LIFO list, so a
+ * cancelled node is reused by the next add; the pool never shrinks. Per
+ * pending timer: 32 bytes of node plus ~4 of bucket.
  */
 #include "skynet_wheel.h"
 
@@ -363,7 +366,11 @@ hash_bytes(const struct wheel_hash *h) {
 	return h->nsegs * WHEEL_SEG_BUCKETS * sizeof(uint32_t) + h->segs_cap * sizeof(*h->segs);
 }
 
-/* Split bucket `split` of h into itself and split + base: O(chain length). */
+/*
+ * Split bucket `split` of h into itself and split + base: O(chain length).
+ * Both halves keep the chain's order (newest first): the moved nodes are
+ * appended to the new bucket, which starts empty.
+ */
 static void
 hash_split(struct skynet_wheel *w, struct wheel_hash *h) {
 	uint32_t to = h->split + h->base;
@@ -372,17 +379,19 @@ hash_split(struct skynet_wheel *w, struct wheel_hash *h) {
 	uint32_t mask = h->base | (h->base - 1);
 	uint32_t *link = &h->segs[h->split >> WHEEL_SEG_SHIFT][h->split & (WHEEL_SEG_BUCKETS - 1)];
 	uint32_t *dst = &h->segs[to >> WHEEL_SEG_SHIFT][to & (WHEEL_SEG_BUCKETS - 1)];
+	assert(*dst == WHEEL_NIL);
 	while (*link != WHEEL_NIL) {
 		uint32_t idx = *link;
 		struct wheel_node *n = node_at(w, idx);
 		if ((node_hash(w, n) & mask) == to) {
 			*link = n->hnext;
-			n->hnext = *dst;
 			*dst = idx;
+			dst = &n->hnext;
 		} else {
 			link = &n->hnext;
 		}
 	}
+	*dst = WHEEL_NIL;
 	if (++h->split == h->base) {
 		h->base <<= 1;
 		h->split = 0;

@@ -11,6 +11,7 @@
 #include "spinlock.h"
 #include "tt.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -574,6 +575,272 @@ random_ops_match_model(int *failed) {
 	skynet_wheel_release(c.w);
 }
 
+/*
+ * Duplicated (handle, session) pairs while the cancel index grows. The dup
+ * keys are handles DUP_HANDLE0.. with sessions 0..DUP_SESSIONS-1; fillers
+ * are timers of FILLER_HANDLE with sessions all distinct, added only to
+ * make the index grow (it splits a bucket per add once it holds more
+ * timers than buckets, from 1024 buckets up). The model keeps each key's
+ * pending timers in the order they were added: a cancel must take the last
+ * one, and a timer handed out must match a pending timer of its key due on
+ * that very tick (every advance has cap 1, so the wheel's time is the
+ * firing tick). Copies of one key get distinct due ticks, so a cancel that
+ * took the wrong copy shows up when the right one fires.
+ */
+#define DUP_HANDLE0   200u
+#define DUP_HANDLES   4u
+#define DUP_SESSIONS  64u
+#define DUP_KEYS      (DUP_HANDLES * DUP_SESSIONS)
+#define FILLER_HANDLE 9u
+
+struct dup_model {
+	struct skynet_wheel *w;
+	uint64_t abs; // matches skynet_wheel_time(w) modulo 2^32
+	int cap;      // timers the arrays hold
+	int n;        // timers added so far
+	int fillers;  // filler sessions used so far
+	int max_fillers;
+	uint64_t *due; // per timer, absolute tick
+	int *older;    // per timer: neighbours in its key's pending list, -1 at the ends
+	int *newer;
+	int *first; // per key: oldest pending timer, -1 when none
+	int *last;  // newest pending timer
+	size_t pending;
+	size_t peak;
+	int bad_cancel; // the wheel's answer disagreed with the model
+	int bad_fire;   // a timer fired that the model did not expect on that tick
+	int cancels;    // cancels that removed a timer
+};
+
+static void
+dup_init(struct dup_model *m, uint32_t time, int cap, int max_fillers) {
+	memset(m, 0, sizeof(*m));
+	m->w = skynet_wheel_create(time);
+	m->abs = time;
+	m->cap = cap;
+	m->max_fillers = max_fillers;
+	m->due = skynet_calloc((size_t)cap, sizeof(*m->due));
+	m->older = skynet_calloc((size_t)cap, sizeof(*m->older));
+	m->newer = skynet_calloc((size_t)cap, sizeof(*m->newer));
+	size_t keys = DUP_KEYS + (size_t)max_fillers;
+	m->first = skynet_malloc(keys * sizeof(*m->first));
+	m->last = skynet_malloc(keys * sizeof(*m->last));
+	memset(m->first, 0xff, keys * sizeof(*m->first)); // -1
+	memset(m->last, 0xff, keys * sizeof(*m->last));
+}
+
+static void
+dup_destroy(struct dup_model *m) {
+	skynet_wheel_release(m->w);
+	skynet_free(m->due);
+	skynet_free(m->older);
+	skynet_free(m->newer);
+	skynet_free(m->first);
+	skynet_free(m->last);
+}
+
+/* The model's key of (handle, session), or -1 for a pair the test never adds. */
+static int
+dup_key(const struct dup_model *m, uint32_t handle, int session) {
+	if (handle == FILLER_HANDLE)
+		return session >= 0 && session < m->fillers ? (int)DUP_KEYS + session : -1;
+	if (handle < DUP_HANDLE0 || handle >= DUP_HANDLE0 + DUP_HANDLES || session < 0 ||
+	    session >= (int)DUP_SESSIONS)
+		return -1;
+	return (int)((handle - DUP_HANDLE0) * DUP_SESSIONS) + session;
+}
+
+static void
+dup_unlink(struct dup_model *m, int key, int t) {
+	if (m->older[t] >= 0)
+		m->newer[m->older[t]] = m->newer[t];
+	else
+		m->first[key] = m->newer[t];
+	if (m->newer[t] >= 0)
+		m->older[m->newer[t]] = m->older[t];
+	else
+		m->last[key] = m->older[t];
+	m->pending--;
+}
+
+static void
+dup_add(struct dup_model *m, uint32_t handle, int session, uint32_t delay) {
+	int key = dup_key(m, handle, session);
+	assert(key >= 0 && m->n < m->cap && delay > 0);
+	int t = m->n++;
+	skynet_wheel_add(m->w, handle, session, delay);
+	m->due[t] = m->abs + delay;
+	m->older[t] = m->last[key];
+	m->newer[t] = -1;
+	if (m->last[key] >= 0)
+		m->newer[m->last[key]] = t;
+	else
+		m->first[key] = t;
+	m->last[key] = t;
+	if (++m->pending > m->peak)
+		m->peak = m->pending;
+}
+
+static void
+dup_add_filler(struct dup_model *m, uint32_t delay) {
+	assert(m->fillers < m->max_fillers);
+	dup_add(m, FILLER_HANDLE, m->fillers++, delay);
+}
+
+/* Copy `copy` of dup key k (0..DUP_KEYS-1), due at an absolute tick no other copy of k has. */
+static void
+dup_add_copy(struct dup_model *m, uint32_t k, uint32_t copy, uint64_t start) {
+	uint64_t due = start + 500000 + (uint64_t)copy * DUP_KEYS * 4 + k;
+	assert(due > m->abs);
+	dup_add(m, DUP_HANDLE0 + k / DUP_SESSIONS, (int)(k % DUP_SESSIONS), (uint32_t)(due - m->abs));
+}
+
+static void
+dup_cancel(struct dup_model *m, uint32_t handle, int session) {
+	int key = dup_key(m, handle, session);
+	assert(key >= 0);
+	int err = skynet_wheel_cancel(m->w, handle, session);
+	int t = m->last[key];
+	if ((err == 0) != (t >= 0)) {
+		m->bad_cancel++;
+		return;
+	}
+	if (t >= 0) {
+		dup_unlink(m, key, t);
+		m->cancels++;
+	}
+}
+
+/* Advance by ticks, one timer per call, matching each firing against the model. */
+static void
+dup_run(struct dup_model *m, uint64_t ticks) {
+	struct skynet_wheel_expired out[1];
+	while (ticks > 0 || skynet_wheel_has_due(m->w)) {
+		uint64_t left = ticks;
+		size_t got = skynet_wheel_advance(m->w, &left, out, 1);
+		m->abs += ticks - left;
+		ticks = left;
+		if (got == 0)
+			continue;
+		int key = dup_key(m, out[0].handle, out[0].session);
+		int t = key >= 0 ? m->first[key] : -1;
+		while (t >= 0 && m->due[t] != m->abs)
+			t = m->newer[t];
+		if (t < 0)
+			m->bad_fire++;
+		else
+			dup_unlink(m, key, t);
+	}
+}
+
+/* Everything left fires, each timer on its own due tick; nothing more. */
+static void
+dup_finish(int *failed, struct dup_model *m) {
+	dup_run(m, 1u << 22);
+	TT_CHECK(m->bad_cancel == 0);
+	TT_CHECK(m->bad_fire == 0);
+	TT_CHECK(m->pending == 0);
+	TT_CHECK(skynet_wheel_count(m->w) == 0);
+}
+
+/*
+ * One scenario: a string of steps. 'D' adds one more copy of every dup key;
+ * 'F' adds 1000 fillers; 'c' .. 'f' cancel each dup key k once if
+ * k % 2 .. k % 5 is not 0 (so keys end with different numbers of copies
+ * left); 'A' advances 3000 ticks.
+ */
+static void
+dup_scenario(int *failed, const char *plan, uint64_t seed) {
+	struct dup_model m;
+	int fillers = 0;
+	for (const char *p = plan; *p; p++)
+		fillers += *p == 'F' ? 1000 : 0;
+	dup_init(&m, 0xfffe0000u, fillers + 64 * DUP_KEYS, fillers);
+	uint64_t start = m.abs;
+	uint32_t copy = 0;
+	for (const char *p = plan; *p; p++) {
+		switch (*p) {
+		case 'D':
+			for (uint32_t k = 0; k < DUP_KEYS; k++)
+				dup_add_copy(&m, k, copy, start);
+			copy++;
+			break;
+		case 'F':
+			for (int i = 0; i < 1000; i++)
+				dup_add_filler(&m, rng_range(&seed, 1, 1000000));
+			break;
+		case 'A':
+			dup_run(&m, 3000);
+			break;
+		default:
+			assert(*p >= 'c' && *p <= 'f');
+			for (uint32_t k = 0; k < DUP_KEYS; k++)
+				if (k % (uint32_t)(*p - 'a') != 0)
+					dup_cancel(&m, DUP_HANDLE0 + k / DUP_SESSIONS, (int)(k % DUP_SESSIONS));
+			break;
+		}
+	}
+	TT_CHECK(m.cancels > 0);
+	dup_finish(failed, &m);
+	dup_destroy(&m);
+}
+
+/*
+ * Cancel of a duplicated pair takes the copy set last, whatever growth of
+ * the index came before, between or after the two adds. Index growth only
+ * happens while the pending count sets new highs: 1000 fillers take the
+ * 1024-bucket index a thousand splits further.
+ */
+static void
+dup_cancel_takes_last_across_growth(int *failed) {
+	dup_scenario(failed, "DFFFDc", 1);              // A, growth, B, cancel: B goes
+	dup_scenario(failed, "DDFFFc", 2);              // A, B, growth, cancel: B goes
+	dup_scenario(failed, "DFDFFFc", 3);             // growth between and after
+	dup_scenario(failed, "FFFFFFDDFFFFFFc", 4);     // both after several doublings, then more
+	dup_scenario(failed, "DDDFFFFFFFFFFFFccdc", 5); // down to A, to none, past none
+}
+
+/* Many copies per key, added between growth steps, cancelled a few at a time, some fired first. */
+static void
+dup_many_interleaved_with_growth(int *failed) {
+	dup_scenario(failed, "DFDFFDFFFFDFFFFFFFFDde", 6);
+	dup_scenario(failed, "DFDFAFDdFFFFAeDFFFFFFFFDfcA", 7);
+	dup_scenario(failed, "DDDDFDFDFDFDFFDFFDcFFFFDcFFFFDcFFFFd", 8);
+}
+
+/* Seeded random adds, cancels of duplicated pairs and advances while the index keeps growing. */
+static void
+dup_random_across_growth(int *failed) {
+	int ops = tt_stress() ? 200000 : 60000;
+	struct dup_model m;
+	dup_init(&m, 0xfff80000u, ops, ops);
+	uint64_t seed = 77;
+	for (int op = 0; op < ops; op++) {
+		uint32_t r = rng_range(&seed, 0, 99);
+		if (r < 35) {
+			dup_add_filler(&m, rng_range(&seed, 1, 1u << 21));
+		} else if (r < 62) {
+			/* 4 handles x 16 sessions: most keys hold several copies at once. */
+			uint32_t handle = DUP_HANDLE0 + rng_range(&seed, 0, DUP_HANDLES - 1);
+			int session = (int)rng_range(&seed, 0, 15);
+			uint32_t kind = rng_range(&seed, 0, 2);
+			uint32_t delay = kind == 0   ? rng_range(&seed, 1, 50)
+			                 : kind == 1 ? rng_range(&seed, 1, 5000)
+			                             : rng_range(&seed, 1, 400000);
+			dup_add(&m, handle, session, delay);
+		} else if (r < 87) {
+			uint32_t handle = DUP_HANDLE0 + rng_range(&seed, 0, DUP_HANDLES - 1);
+			dup_cancel(&m, handle, (int)rng_range(&seed, 0, 15));
+		} else {
+			dup_run(&m, rng_range(&seed, 1, 100));
+		}
+	}
+	TT_CHECK(m.peak > 8192); // the index went through at least three doublings
+	TT_CHECK(m.cancels > ops / 10);
+	dup_finish(failed, &m);
+	dup_destroy(&m);
+}
+
 /* Two threads add (and cancel some) while a third ticks; every timer fires exactly once. */
 struct shared_wheel {
 	struct spinlock lock;
@@ -730,6 +997,9 @@ main(void) {
 	TT_RUN(pending_counts);
 	TT_RUN(next_event_reaches_each_deadline);
 	TT_RUN(random_ops_match_model);
+	TT_RUN(dup_cancel_takes_last_across_growth);
+	TT_RUN(dup_many_interleaved_with_growth);
+	TT_RUN(dup_random_across_growth);
 	TT_RUN(concurrent_adds_fire_once);
 	TT_RUN(delay_is_clamped);
 	return tt_summary();
