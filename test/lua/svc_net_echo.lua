@@ -54,9 +54,16 @@ function CMD.listen()
 	return port
 end
 
+-- Returns once the socket is started here, so whatever the peer writes
+-- after the call comes to this service (before that, it went to the old owner).
 function CMD.serve(id)
 	accepted = accepted + 1
-	skynet.fork(serve, id)
+	if socket.start(id) then
+		skynet.fork(echo, id)
+	else
+		closed = closed + 1
+		check_idle()
+	end
 end
 
 function CMD.stats()
