@@ -10,6 +10,13 @@
 --   * the online-time reward: every reward_cs of time logged in, reward_gold
 --     gold. The progress towards the next reward is saved in the world when
 --     the session ends, so a reconnect resumes it.
+--
+-- However the agent ends (it exits after a disconnect, it is killed from the
+-- debug console, ...), its Lua state is closed, and closing it runs the
+-- finalizer of the agent's last will: it logs the player out of the world
+-- (if that was not done already) and tells the watchdog ("gone"), which
+-- closes the client's connection when the client is still attached to this
+-- agent. Nothing else in the node reports a killed service's end.
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 local queue = require "skynet.queue"
@@ -21,6 +28,7 @@ local spack = string.pack
 local S -- settings
 local fd, gate, watchdog, world
 local name -- the player, once logged in
+local joining -- the name of a login the world is handling now
 local idle_obj -- the pending idle-kick timeout
 local reward_obj -- the pending reward timeout
 local reward_due -- skynet.now() of the next reward
@@ -116,7 +124,9 @@ function LOCAL.login(line)
 	if name then
 		return "err login already logged in as " .. name
 	end
+	joining = w[2]
 	local reply, progress = skynet.call(world, "lua", "login", w[2], fd)
+	joining = nil
 	if reply:sub(1, 3) ~= "ok " then
 		return reply
 	end
@@ -217,6 +227,34 @@ end
 function CMD.stats()
 	return { timers = skynet.stat "timers", name = name }
 end
+
+-- What the debug console's `info <agent>` shows.
+skynet.info_func(function()
+	return { fd = fd, player = name or "(not logged in)", timers = skynet.stat "timers" }
+end)
+
+-- The last will. Runs while the service's Lua state is being closed, after
+-- the service has ended: nothing here may wait (no calls, no socket reads);
+-- sends are fine. A normal disconnect has logged out already (name is nil).
+-- A login in flight may have gone through: the world ignores the logout of a
+-- name this agent does not hold.
+local function last_will()
+	local who = name or joining
+	if who and world then
+		local progress -- unknown during a login: the world keeps the saved one
+		if name and reward_due then
+			progress = math.max(0, S.reward_cs - reward_left())
+		end
+		skynet.send(world, "lua", "logout", who, progress)
+		name, joining = nil, nil
+	end
+	if watchdog then
+		skynet.send(watchdog, "lua", "gone", fd)
+	end
+end
+
+-- Anchored in the registry: only the closing of the Lua state collects it.
+debug.getregistry().agent_last_will = setmetatable({}, { __gc = last_will })
 
 skynet.start(function()
 	skynet.dispatch("lua", function(session, _, cmd, ...)

@@ -5,6 +5,9 @@
 -- documents the protocol); answers and the server's pushes are printed in
 -- words. With stdin not a terminal (a pipe or a file) the client sends every
 -- line, waits for the answers, and exits: handy for scripted sessions.
+-- When the server ends the session (a kick, or the connection closes) the
+-- client prints why, leaves no prompt behind and exits (status 0; 1 when
+-- the connection failed with an error).
 local cs = require "clientsocket"
 
 local host = arg[1] or "127.0.0.1"
@@ -17,17 +20,27 @@ end
 local TTY = cs.isatty(0) and cs.isatty(1)
 local PROMPT = TTY and "> " or ""
 
+local KICK_WAIT <const> = 2 -- s to wait for the server's close after a kick
+
 local me -- my player name, once logged in
 local my_x, my_y
 local maxhp = 100
 local pending = 0 -- requests sent, not yet answered
+local asked = {} -- those requests, oldest first (answers come in order)
+local kicked -- the reason, once the server has said it disconnects us
+local input_open = true -- stdin not at its end yet
+local closed = false -- the connection has ended
 local fd
 
 ---------------------------------------------------------------- output
 
+-- Prints a line over the prompt, and the prompt again after it while
+-- input is taken (not after a kick, once stdin has ended or the connection
+-- is gone).
 local function out(text)
 	if TTY then
-		io.write("\r\27[K", text, "\n", PROMPT)
+		local prompt = (input_open and not kicked and not closed) and PROMPT or ""
+		io.write("\r\27[K", text, "\n", prompt)
 	else
 		io.write(text, "\n")
 	end
@@ -183,7 +196,18 @@ function REPLY.cast(f)
 	end
 end
 
-function REPLY.say()
+function REPLY.say(f, request)
+	local text = request and request:match "^%S+%s+(.-)%s*$" or ""
+	local n = math.tointeger(tonumber(f.heard))
+	local who
+	if n == nil then
+		who = "sent"
+	elseif n == 0 then
+		who = "nobody heard you"
+	else
+		who = string.format("heard by %d player%s", n, n == 1 and "" or "s")
+	end
+	out(string.format("you say: %s (%s)", text, who))
 end
 
 function REPLY.tell(f)
@@ -283,8 +307,10 @@ function PUSH.daily(w, line)
 	out("* daily reset: the daily quest starts again (" .. (fields(line).quest or "") .. ")")
 end
 
+-- The session is over: no more input; the server closes the connection.
 function PUSH.kick(w, line)
-	out("* the server disconnects you: " .. (line:match "^kick%s+(.*)$" or ""))
+	kicked = line:match "^kick%s+(.-)%s*$" or "no reason given"
+	out("* the server disconnects you: " .. kicked)
 end
 
 local function on_message(line)
@@ -292,14 +318,16 @@ local function on_message(line)
 	local kind = w[1] or ""
 	if kind == "ok" then
 		pending = pending - 1
+		local request = table.remove(asked, 1)
 		local f = REPLY[w[2] or ""]
 		if f then
-			f(fields(line))
+			f(fields(line), request)
 		else
 			out(line)
 		end
 	elseif kind == "err" then
 		pending = pending - 1
+		table.remove(asked, 1)
 		out(string.format("error (%s): %s", w[2] or "?", line:match "^err%s+%S+%s+(.*)$" or line))
 	elseif PUSH[kind] then
 		PUSH[kind](w, line)
@@ -317,6 +345,7 @@ local function send(line)
 		return false
 	end
 	pending = pending + 1
+	asked[#asked + 1] = line
 	return true
 end
 
@@ -364,15 +393,24 @@ out(string.format("connected to %s:%d. Type `help` for the commands, `login <nam
 	host, port))
 
 local rbuf, ibuf = "", ""
-local input_open = true
 local stop_at -- once stdin has ended: give the answers this long to come
 local running = true
+local status = 0
 while running do
-	local sock_ready, input_ready = cs.poll(fd, input_open and 1000 or 200, input_open)
+	local input = input_open and not kicked
+	local sock_ready, input_ready = cs.poll(fd, input and 1000 or 200, input)
 	if sock_ready then
 		local data, rerr = cs.recv(fd)
 		if data == nil then
-			out(rerr == "closed" and "* connection closed by the server" or ("* " .. tostring(rerr)))
+			closed = true
+			if kicked == nil then
+				if rerr == "closed" then
+					out("* connection closed by the server")
+				else
+					out("* connection lost: " .. tostring(rerr))
+					status = 1
+				end
+			end
 			running = false
 		else
 			rbuf = rbuf .. data
@@ -384,12 +422,19 @@ while running do
 				on_message(rbuf:sub(3, 2 + n))
 				rbuf = rbuf:sub(3 + n)
 			end
+			if kicked and stop_at == nil then
+				stop_at = os.time() + KICK_WAIT
+			end
 		end
 	end
-	if running and input_open and input_ready then
+	if running and input and input_ready then
 		local data = cs.readstdin()
 		if data == nil then -- Ctrl-D or the end of a script
 			input_open = false
+			if TTY then
+				io.write("\r\27[K") -- the prompt goes: no more input
+				io.flush()
+			end
 			if ibuf ~= "" then
 				on_input(ibuf)
 			end
@@ -405,8 +450,9 @@ while running do
 			ibuf = ibuf:match "[^\n]*$"
 		end
 	end
-	if not input_open and ((pending <= 0 and not TTY) or os.time() > stop_at) then
+	if stop_at and ((not input_open and pending <= 0 and not TTY) or os.time() > stop_at) then
 		running = false
 	end
 end
 cs.close(fd)
+os.exit(status)

@@ -3,9 +3,17 @@
 --
 -- Gate notices arrive as lua sends ("socket", event, fd, ...), without a
 -- reply. Commands: start(settings, world) -> address, port (listens);
--- close(fd) (an agent asks to disconnect its client); agents() -> fd ->
--- agent (tests).
+-- close(fd) (an agent asks to disconnect its client); gone(fd) (an agent
+-- has ended, however: sent by its last will, see agent.lua); agents() ->
+-- fd -> agent (tests).
+--
+-- An agent that ends while its client is still attached to it (killed from
+-- the debug console, say) leaves the client talking to nobody: on its
+-- "gone" the watchdog pushes "kick ended ..." to the client and closes the
+-- connection. A "gone" from an agent that no longer owns fd (it was
+-- disconnected first, the usual way) changes nothing.
 local skynet = require "skynet"
+local socket = require "skynet.socket"
 local settings = require "settings"
 
 local sformat = string.format
@@ -79,7 +87,7 @@ function SOCKET.data(fd, msg)
 	-- frames from a client without an agent: none in this design
 end
 
-function CMD.start(s, world_addr)
+function CMD.start(source, s, world_addr)
 	S = settings.make(s)
 	world = world_addr
 	gate = skynet.newservice("gate")
@@ -89,8 +97,16 @@ function CMD.start(s, world_addr)
 	})
 end
 
-function CMD.close(fd)
+function CMD.close(source, fd)
 	skynet.call(gate, "lua", "kick", fd)
+end
+
+function CMD.gone(source, fd)
+	if fd == nil or agents[fd] ~= source then
+		return
+	end
+	socket.write(fd, string.pack(">s2", "kick ended (the server ended your session)"))
+	drop(fd)
 end
 
 function CMD.agents()
@@ -98,7 +114,7 @@ function CMD.agents()
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, _, cmd, sub, ...)
+	skynet.dispatch("lua", function(session, source, cmd, sub, ...)
 		if cmd == "socket" then
 			local f = SOCKET[sub]
 			if f then
@@ -115,9 +131,9 @@ skynet.start(function()
 			return
 		end
 		if session == 0 then
-			f(sub, ...)
+			f(source, sub, ...)
 		else
-			skynet.retpack(f(sub, ...))
+			skynet.retpack(f(source, sub, ...))
 		end
 	end)
 end)

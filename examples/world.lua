@@ -119,30 +119,36 @@ local function push(p, text)
 end
 
 -- Sends text to the online players who see cell (x, y), except `except`.
--- r widens the view (a move is seen from its old and new cell).
+-- r widens the view (a move is seen from its old and new cell). Returns
+-- how many players it went to.
 local function broadcast(x, y, text, except, r)
 	local frame = spack(">s2", text)
+	local n = 0
 	if S.view <= 0 then
 		for _, p in pairs(online) do
 			if p ~= except then
 				socket_write(p.fd, frame)
+				n = n + 1
 			end
 		end
-		return
+		return n
 	end
 	grid_near(pgrid, x, y, S.view + (r or 0), function(p)
 		if p ~= except then
 			socket_write(p.fd, frame)
+			n = n + 1
 		end
 	end)
+	return n
 end
 
--- Tells the viewers of e (when e is in the arena) about it.
+-- Tells the viewers of e (when e is in the arena) about it; returns how
+-- many players it told.
 local function announce(e, text, except, r)
 	if e.kind == "player" and not e.online then
-		return
+		return 0
 	end
-	broadcast(e.x, e.y, text, except, r)
+	return broadcast(e.x, e.y, text, except, r)
 end
 
 ---------------------------------------------------------------- buffs
@@ -461,8 +467,8 @@ function REQ.say(p, line)
 	if #text > TEXT_MAX then
 		return err("say", "text too long (%d bytes, at most %d)", #text, TEXT_MAX)
 	end
-	announce(p, sformat("chat %s %s", p.id, text), p)
-	return "ok say"
+	local heard = announce(p, sformat("chat %s %s", p.id, text), p)
+	return sformat("ok say heard=%d", heard)
 end
 
 function REQ.tell(p, line)
@@ -677,13 +683,14 @@ function CMD.login(source, name, fd)
 		p.reward_progress
 end
 
--- The session of name (through agent source) ended; progress: reward cs.
+-- The session of name (through agent source) ended; progress: reward cs
+-- (nil: unknown, the saved progress stays).
 function CMD.logout(source, name, progress)
 	local p = players[name]
 	if p == nil or p.agent ~= source then
 		return
 	end
-	p.reward_progress = progress
+	p.reward_progress = progress or p.reward_progress
 	grid_remove(pgrid, p)
 	online[name] = nil
 	p.online, p.fd, p.agent = false, nil, nil
@@ -741,6 +748,9 @@ function CMD.stats()
 		ticks = tick_n,
 	}
 end
+
+-- What the debug console's `info <world>` shows.
+skynet.info_func(CMD.stats)
 
 -- A snapshot of one entity (tests): plain fields, buffs as skill -> cs left.
 function CMD.inspect(source, id)

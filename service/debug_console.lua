@@ -10,8 +10,11 @@
 -- their values. A string result is printed as is, a table result as sorted
 -- "key\tvalue" lines (a table value is flattened to sorted "k:v" items
 -- joined by tabs), then "<CMD OK>". An error prints its message, then
--- "<CMD Error>". An unknown command prints
--- "Invalid command, type help for command list", "nil", "<CMD Error>".
+-- "<CMD Error>". An unknown command prints "Invalid command <word>, type help
+-- for command list", then "<CMD Error>". `help` prints one line per command,
+-- sorted: its usage padded to the widest usage, then what it does. `kill`
+-- and `exit` of an address with no service behind it fail with "No service
+-- at :addr ..."; `info` says so when the service has no info to give.
 -- A line "GET /cmd/arg HTTP/1.x" runs the path (slashes turned into
 -- spaces, %XX decoded) as a command; "POST ..." runs each line of the body.
 -- Either way the connection closes after the output, which is the console
@@ -32,7 +35,8 @@ local LINE_LIMIT <const> = 1024 * 1024 -- unread bytes before a client is droppe
 local MAX_DEPTH <const> = 3 -- nesting shown when a table value is flattened
 
 local listen_ip, listen_port
-local COMMAND = {} -- name -> { fn = f, help = text, raw = bool }
+local COMMAND = {} -- name -> { fn = f, usage = text, help = text, raw = bool }
+local QUIT <const> = {} -- a command's result that closes the connection after the output
 
 ---------------------------------------------------------------- output
 
@@ -174,24 +178,66 @@ end
 
 ---------------------------------------------------------------- commands
 
+-- help is "<usage>: <what it does>".
 local function def(name, help, fn, raw)
-	COMMAND[name] = { fn = fn, help = help, raw = raw }
+	local usage, text = help:match "^(.-): (.*)$"
+	assert(usage and usage:sub(1, #name) == name, help)
+	COMMAND[name] = { fn = fn, usage = usage, help = text, raw = raw }
 end
 
 local function launcher(...)
 	return skynet.call(".launcher", "lua", ...)
 end
 
+-- A debug-protocol request's results, packed (n may be 0).
 local function debug_call(addr, ...)
-	return skynet.call(to_address(addr), "debug", ...)
+	return table.pack(skynet.call(to_address(addr), "debug", ...))
+end
+
+-- Results of a call shown one value a line (a lone table as key\tvalue
+-- lines); nothing at all for no values.
+local function values(r)
+	if r.n <= 1 then
+		return r[1]
+	end
+	local lines = {}
+	for i = 1, r.n do
+		lines[i] = flatten(r[i], " ", 1)
+	end
+	return table.concat(lines, "\n")
+end
+
+-- True if a service lives at h. A debug PING sent without a session gets no
+-- answer (a Lua service drops the reply, C services ignore the protocol),
+-- while a send to a handle with no service behind it fails at once.
+local function is_alive(h)
+	return skynet.send(h, "debug", "PING") ~= nil
+end
+
+local function no_service(h)
+	fail("No service at %s (it has exited, or never existed)", skynet.address(h))
+end
+
+local function need_alive(h)
+	if not is_alive(h) then
+		no_service(h)
+	end
+	return h
 end
 
 def("help", "help: the commands and what they do", function()
-	local t = {}
+	local names, width = {}, 0
 	for name, c in pairs(COMMAND) do
-		t[name] = c.help
+		names[#names + 1] = name
+		width = math.max(width, #c.usage)
 	end
-	return t
+	table.sort(names)
+	local lines = {}
+	for i, name in ipairs(names) do
+		local c = COMMAND[name]
+		lines[i] = string.format("%-" .. width .. "s  %s", c.usage, c.help)
+	end
+	return table.concat(lines, "\n")
 end)
 
 def("list", "list: the Lua services the launcher knows", function()
@@ -255,40 +301,56 @@ def("snax", "snax <name> [args...]: snax.newservice (when snax is installed)", f
 	return { [skynet.address(s.handle)] = name }
 end)
 
+-- A service the launcher did not start (the logger, a C service launched by
+-- hand) dies too; the launcher has no name for it.
 def("kill", "kill <addr>: kill a service now", function(addr)
-	return launcher("KILL", to_address(addr))
+	local h = need_alive(to_address(addr))
+	local r = launcher("KILL", h)
+	for k, v in pairs(r) do
+		if v == "nil" then
+			r[k] = "killed (not started by the launcher)"
+		end
+	end
+	return r
 end)
 
 def("exit", "exit <addr>: ask a service to call skynet.exit", function(addr)
-	if not skynet.send(to_address(addr), "debug", "EXIT") then
-		fail("Invalid address %s", addr)
+	local h = to_address(addr)
+	if not skynet.send(h, "debug", "EXIT") then
+		no_service(h)
 	end
 end)
 
+-- The debug INFO request answers nil both when the service installed no
+-- info function and when its function returned nil.
 def("info", "info <addr> [args...]: what the service's info_func returns", function(addr, ...)
-	return debug_call(addr, "INFO", to_values(...))
+	local r = debug_call(addr, "INFO", to_values(...))
+	if r.n == 1 and r[1] == nil then
+		return "No info: the service has no info_func (or it returned nil)"
+	end
+	return values(r)
 end)
 
 def("task", "task <addr> [session]: tracebacks of the pending sessions", function(addr, session)
-	return debug_call(addr, "TASK", to_values(session))
+	return values(debug_call(addr, "TASK", to_values(session)))
 end)
 
 def("uniqtask", "uniqtask <addr>: pending sessions grouped by traceback", function(addr)
-	return debug_call(addr, "UNIQTASK")
+	return values(debug_call(addr, "UNIQTASK"))
 end)
 
 def("killtask", "killtask <addr> <co>: kill a pending coroutine", function(addr, name)
 	if name == nil then
 		fail("Usage: killtask <address> <name>")
 	end
-	return debug_call(addr, "KILLTASK", name)
+	return values(debug_call(addr, "KILLTASK", name))
 end)
 
 def("dbgcmd", "dbgcmd <addr> <CMD> [args...]: any debug-protocol command", function(addr, cmd, ...)
 	if cmd == nil then
 		fail("Usage: dbgcmd <address> <cmd> [args...]")
 	end
-	return debug_call(addr, cmd, to_values(...))
+	return values(debug_call(addr, cmd, to_values(...)))
 end)
 
 def("ping", "ping <addr>: round trip to a service, in cs", function(addr)
@@ -434,7 +496,7 @@ def("timers", "timers [addr]: pending timers per service, and the node total", f
 end)
 
 def("quit", "quit: close this connection", function()
-	return nil, "QUIT"
+	return QUIT
 end)
 
 ---------------------------------------------------------------- connections
@@ -455,25 +517,26 @@ local function run_command(line, print)
 	end
 	local c = COMMAND[words[1]:lower()]
 	if c == nil then
-		print "Invalid command, type help for command list"
-		print(nil)
+		print(string.format("Invalid command %s, type help for command list", words[1]))
 		print "<CMD Error>"
 		return false
 	end
-	local ok, result, quit
+	local ok, result
 	if c.raw then
-		ok, result, quit = pcall(c.fn, line, table.unpack(words, 2))
+		ok, result = pcall(c.fn, line, table.unpack(words, 2))
 	else
-		ok, result, quit = pcall(c.fn, table.unpack(words, 2))
+		ok, result = pcall(c.fn, table.unpack(words, 2))
 	end
 	if ok then
-		dump(print, result)
+		if result ~= QUIT then
+			dump(print, result)
+		end
 		print "<CMD OK>"
 	else
 		print(result)
 		print "<CMD Error>"
 	end
-	return quit == "QUIT"
+	return ok and result == QUIT
 end
 
 local function url_decode(s)

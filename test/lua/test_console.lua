@@ -107,13 +107,37 @@ local helper -- a svc_console_timers started through the console
 
 ---------------------------------------------------------------- cases
 
-t.case("help and the table shape", function()
-	local help = kv(ok "help", "help")
+-- help lines: "<usage>  <what it does>", every description at one column.
+local function help_lines(out)
+	local map, col, prev = {}, nil, nil
+	for _, l in ipairs(out) do
+		local usage, gap = l:match "^(%S[^\t]-%S?)(  +)%S"
+		t.ok(usage and not usage:find("  ", 1, true), string.format("help line shape: %q", l))
+		local name = usage:match "^%S+"
+		local c = #usage + #gap
+		col = col or c
+		t.eq(c, col, "description column of " .. name)
+		if prev then
+			t.ok(prev < name, string.format("help not sorted (%q, %q)", prev, name))
+		end
+		map[name], prev = usage, name
+	end
+	return map, col
+end
+
+t.case("help: one aligned line per command", function()
+	local help, col = help_lines(ok "help")
 	for _, name in ipairs { "help", "list", "stat", "mem", "gc", "info", "kill", "start", "exit",
 		"timers", "ping", "task", "logon", "logoff", "call", "inject", "netstat" } do
 		t.ok(help[name], "help lists " .. name)
 	end
-	t.ok(kv(ok "HELP", "HELP").timers, "commands are case-insensitive")
+	local widest = 0
+	for _, usage in pairs(help) do
+		widest = math.max(widest, #usage)
+	end
+	t.eq(col, widest + 2, "the column is the widest usage plus two spaces")
+	t.eq(help.kill, "kill <addr>", "usage")
+	t.ok(help_lines(ok "HELP").timers, "commands are case-insensitive")
 	socket.write(shared, "help\r\n") -- telnet line ends
 	local out, status = send(shared, "")
 	t.eq(status, OK, "CRLF line")
@@ -168,6 +192,13 @@ t.case("debug passthrough: info task uniqtask killtask dbgcmd ping", function()
 	t.eq(info.name, "svc_console_timers", "info name")
 	t.eq(info.args, "0", "info without args")
 	t.eq(kv(ok("info " .. addr .. " a 2"), "info").args, "2", "info args")
+	local plain = skynet.newservice "svc_debugcmd" -- no info_func
+	t.same(ok("info " .. skynet.address(plain)),
+		{ "No info: the service has no info_func (or it returned nil)" }, "info without info_func")
+	t.same(ok("dbgcmd " .. skynet.address(plain) .. " PAIR"), { "first", "QUIT" },
+		"every value of a debug reply, one a line")
+	t.same(ok("dbgcmd " .. skynet.address(plain) .. " HELLO x"), { "hello x" }, "one value")
+	skynet.kill(plain)
 	local task = ok("task " .. addr)
 	t.ok(table.concat(task, "\n"):find("session:", 1, true), "task lists the timeouts")
 	ok("uniqtask " .. addr)
@@ -261,17 +292,25 @@ t.case("kill and exit remove services", function()
 	t.eq(k[skynet.address(a)], "snlua svc_console_timers", "kill result")
 	t.eq(kv(ok "list", "list")[skynet.address(a)], nil, "killed service left the list")
 	fails("ping " .. skynet.address(a), "invalid address")
+	local gone = "No service at " .. skynet.address(a) .. " (it has exited, or never existed)"
+	t.same(fails("kill " .. skynet.address(a)), { gone }, "kill of a dead service")
+	fails("kill " .. bare(a), gone)
+	fails("kill :00fffff0", "No service at :00fffff0")
+	t.eq(kv(ok "list", "list")[skynet.address(a)], nil, "still not listed")
 	t.eq(kv(ok "timers", "timers")[skynet.address(a)], nil, "killed service has no timers line")
 	t.eq(#ok("exit " .. skynet.address(b)), 0, "exit")
 	t.quiesce()
 	t.eq(kv(ok "list", "list")[skynet.address(b)], nil, "exited service left the list")
-	fails("exit " .. skynet.address(b), "Invalid address")
+	fails("exit " .. skynet.address(b), "No service at " .. skynet.address(b))
 end)
 
 t.case("bad commands and bad addresses", function()
 	local out, status = cmd "nosuch command"
-	t.same(out, { "Invalid command, type help for command list", "nil" }, "unknown command output")
+	t.same(out, { "Invalid command nosuch, type help for command list" }, "unknown command output")
 	t.eq(status, ERR, "unknown command status")
+	for _, l in ipairs(out) do
+		t.ok(not l:find("nil", 1, true), "no nil in: " .. l)
+	end
 	fails("ping", "Missing address")
 	fails("ping zz", "Invalid address zz")
 	fails("ping :0", "Invalid address")
@@ -300,7 +339,7 @@ t.case("HTTP forms close the connection", function()
 	text = http "GET /nosuch HTTP/1.0\r\n\r\n"
 	t.ok(text:match "Invalid command.*\n<CMD Error>\n$", "GET bad: " .. tostring(text))
 	text = http "GET / HTTP/1.0\r\n\r\n"
-	t.ok(text:find("timers\t", 1, true), "GET / is help")
+	t.ok(text:find("\ntimers [addr]  ", 1, true), "GET / is help")
 	local body = "ping .launcher\nlist\n"
 	text = http("POST / HTTP/1.1\r\nContent-Length: " .. #body .. "\r\n\r\n" .. body)
 	local _, n = text:gsub("<CMD OK>", "")

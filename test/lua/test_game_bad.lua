@@ -128,7 +128,7 @@ t.case("a client vanishing mid-frame is cleaned up", function()
 	-- bob comes back: his state is there
 	local b2, r = game.login(g, "bob")
 	t.eq(r.new, "no", "bob's state kept")
-	t.eq(a:request "say hi bob", "ok say", "say")
+	t.eq(a:request "say hi bob", "ok say heard=1", "say")
 	t.eq(b2:expect "^chat ", "chat alice hi bob", "bob hears alice")
 	a:close()
 	b2:close()

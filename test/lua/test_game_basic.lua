@@ -54,9 +54,9 @@ t.case("chat between two clients; whispers; enter, move and leave pushes", funct
 	local a = game.login(g, "alice")
 	local b = game.login(g, "bob")
 	a:expect "^enter bob 5 5$"
-	t.eq(b:request "say hello alice", "ok say", "say")
+	t.eq(b:request "say hello alice", "ok say heard=1", "say: the sender hears who heard it")
 	t.eq(a:expect "^chat ", "chat bob hello alice", "alice hears bob")
-	t.eq(a:request "say  hi   bob ", "ok say", "say with spaces")
+	t.eq(a:request "say  hi   bob ", "ok say heard=1", "say with spaces")
 	t.eq(b:expect "^chat ", "chat alice hi   bob", "bob hears alice (inner spaces kept)")
 	t.eq(a:request "tell bob psst", "ok tell to=bob", "tell")
 	t.eq(b:expect "^tell ", "tell alice psst", "whisper")
@@ -71,6 +71,27 @@ t.case("chat between two clients; whispers; enter, move and leave pushes", funct
 	a:close()
 end)
 
+t.case("say answers the sender with how many players heard it", function()
+	local g = game.start {}
+	local a = game.login(g, "alice")
+	t.eq(a:request "say anyone here?", "ok say heard=0", "alone")
+	local b = game.login(g, "bob")
+	local c = game.login(g, "carol")
+	t.eq(a:request "say hi all", "ok say heard=2", "two listeners")
+	t.eq(b:expect "^chat ", "chat alice hi all", "bob hears")
+	t.eq(c:expect "^chat ", "chat alice hi all", "carol hears")
+	for _, msg in ipairs(a.pushes) do
+		t.ok(not msg:match "^chat ", "no echo push to the sender: " .. msg)
+	end
+	c:close()
+	t.ok(game.wait_for(function()
+		return game.stats(g).online == 2
+	end), "carol gone")
+	t.eq(a:request "say bye", "ok say heard=1", "one listener left")
+	a:close()
+	b:close()
+end)
+
 t.case("view: players far apart do not hear each other's chat", function()
 	local g = game.start { map_width = 40, map_height = 40, view = 3 }
 	local a = game.login(g, "alice")
@@ -79,7 +100,7 @@ t.case("view: players far apart do not hear each other's chat", function()
 	for _ = 1, 4 do
 		t.ok(b:request("move e"):match "^ok move", "bob walks away")
 	end
-	t.eq(b:request "say far away", "ok say", "say")
+	t.eq(b:request "say far away", "ok say heard=0", "say: nobody heard it")
 	t.eq(a:request "ping", "ok ping", "alice still served")
 	for _, msg in ipairs(a.pushes) do
 		t.ok(not msg:match "^chat ", "alice heard: " .. msg)

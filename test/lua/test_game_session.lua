@@ -89,4 +89,89 @@ t.case("a reconnect keeps the position, the buffs left and the reward progress",
 	c2:close()
 end)
 
+-- The agents of the watchdog, as a count.
+local function agent_count(g)
+	local n = 0
+	for _ in pairs(skynet.call(g.watchdog, "lua", "agents")) do
+		n = n + 1
+	end
+	return n
+end
+
+local ENDED <const> = "kick ended (the server ended your session)"
+
+-- The client c of name (its agent: a) after a's death: told, disconnected,
+-- logged out, its agent forgotten.
+local function check_agent_death(g, c, what)
+	t.ok(c:wait_closed(1000), what .. ": the client's connection is closed")
+	t.eq(c.pushes[#c.pushes], ENDED, what .. ": the client is told why")
+	t.ok(game.wait_for(function()
+		return agent_count(g) == 0 and game.stats(g).online == 0
+	end), what .. ": agent forgotten, player logged out")
+end
+
+t.case("an agent killed (as the console's kill does) closes its client", function()
+	local g = game.start { reward_cs = 1000 }
+	local c = game.login(g, "alice")
+	t.ok(c:request("move e"):match "^ok", "move")
+	skynet.sleep(300)
+	local agent = game.agent(g, "alice")
+	skynet.call(".launcher", "lua", "KILL", agent) -- what `kill <addr>` does
+	check_agent_death(g, c, "killed")
+	local c2, r = game.login(g, "alice")
+	t.eq(r.x .. "," .. r.y, "6,5", "the state is kept")
+	local left = tonumber(r.reward_in)
+	t.ok(left >= 6.5 and left <= 7.5, "the reward progress is kept: " .. r.reward_in)
+	t.eq(agent_count(g), 1, "a new agent")
+	c2:close()
+end)
+
+t.case("an agent that exits by itself closes its client", function()
+	local g = game.start {}
+	local c = game.login(g, "alice")
+	skynet.send(game.agent(g, "alice"), "debug", "EXIT") -- the agent calls skynet.exit
+	check_agent_death(g, c, "exit")
+	local before = game.connect(g) -- not logged in yet
+	t.eq(agent_count(g), 1, "its agent")
+	local _, agent = next(skynet.call(g.watchdog, "lua", "agents"))
+	skynet.kill(agent)
+	check_agent_death(g, before, "before login")
+end)
+
+t.case("kill from the debug console: the client is disconnected", function()
+	local g = game.start {}
+	local c = game.login(g, "alice")
+	local bob = game.login(g, "bob")
+	local console = skynet.newservice("debug_console", "127.0.0.1", 0)
+	local _, port = skynet.call(console, "lua", "ADDRESS")
+	local socket = require "skynet.socket"
+	local con = assert(socket.open("127.0.0.1", port))
+	t.eq(socket.readline(con), "Welcome to skynet console", "console")
+	local agent = skynet.address(game.agent(g, "alice"))
+	socket.write(con, "info " .. agent .. "\n")
+	local info = {}
+	for _ = 1, 4 do
+		info[#info + 1] = socket.readline(con)
+	end
+	t.eq(info[2], "player\talice", "info of the agent: " .. table.concat(info, "|"))
+	t.eq(info[4], "<CMD OK>", "info ends")
+	socket.write(con, "info " .. skynet.address(g.world) .. "\n")
+	local line
+	repeat
+		line = socket.readline(con)
+	until line == "<CMD OK>" or line:match "^online\t" or not line
+	t.eq(line, "online\t2", "info of the world")
+	repeat
+		line = socket.readline(con)
+	until line == "<CMD OK>" or not line
+	socket.write(con, "kill " .. agent .. "\n")
+	t.ok(c:wait_closed(1000), "alice's connection is closed")
+	t.eq(c.pushes[#c.pushes], ENDED, "alice is told why")
+	bob:expect "^leave alice$"
+	t.eq(bob:request "say still here", "ok say heard=0", "bob plays on, alone")
+	socket.close(con)
+	skynet.kill(console)
+	bob:close()
+end)
+
 t.start()

@@ -1,0 +1,164 @@
+#!/bin/sh
+# The demo's terminal client (examples/client.lua) against a real-time demo
+# node (examples/config, the gate on a free port, a 1 s idle kick): a kick
+# or the server's close ends the client at once with status 0 and the
+# reason printed, without a prompt left behind (checked on a pseudo-terminal
+# made by script(1)); `say` gets an answer. Every wait is bounded; the node
+# is killed on every path.
+B=${SKYNET_BUILD:-.}
+dir=$(mktemp -d)
+node=
+cleanup() {
+	exec 3>&-
+	[ -n "$node" ] && kill "$node" 2>/dev/null && wait "$node" 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+passed=0
+failed=0
+check() { # name, condition result
+	if [ "$2" -eq 0 ]; then
+		echo "ok   $1"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $1"
+		failed=$((failed + 1))
+	fi
+}
+finish() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+# The client's socket module; a sanitizer build's copy does not load into the
+# system interpreter, so a plain one is built from the same source then.
+CPATH="$B/luaclib/?.so"
+if ! LUA_CPATH="$CPATH" timeout 10 lua5.4 -e 'require "clientsocket"' >/dev/null 2>&1; then
+	# shellcheck disable=SC2046 # pkg-config prints several words
+	cc -std=gnu11 -O1 -fPIC -shared $(pkg-config --cflags lua5.4) -o "$dir/clientsocket.so" \
+		examples/lua-clientsocket.c
+	CPATH="$dir/?.so"
+fi
+LUA_CPATH="$CPATH" timeout 10 lua5.4 -e 'require "clientsocket"'
+check clientsocket_loads $?
+command -v script >/dev/null 2>&1
+check script_available $?
+[ "$failed" -eq 0 ] || finish
+
+cat >"$dir/config" <<CFG
+include "$PWD/examples/config"
+cpath = "$B/cservice/?.so"
+lua_cpath = "$B/luaclib/?.so"
+logger = "$dir/node.log"
+gate_port = 0
+debug_console_port = 0
+idle_kick_cs = 100
+monster_count = 0
+CFG
+"$B/skynet" "$dir/config" &
+node=$!
+port=
+i=0
+while [ -z "$port" ] && [ $i -lt 300 ] && kill -0 "$node" 2>/dev/null; do
+	sleep 0.1
+	port=$(sed -n 's/.*Watchdog listen on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/node.log" \
+		2>/dev/null)
+	i=$((i + 1))
+done
+[ -n "$port" ]
+check node_listens $?
+[ -n "$port" ] || finish
+
+CLIENT="lua5.4 examples/client.lua 127.0.0.1 $port"
+
+# start NAME tty|pipe: runs the client in the background, its stdin a fifo
+# held open on fd 3 (so it never ends by itself), its output in $dir/NAME.
+start() {
+	rm -f "$dir/in"
+	mkfifo "$dir/in"
+	if [ "$2" = tty ]; then
+		LUA_CPATH="$CPATH" timeout 15 script -qefc "$CLIENT" /dev/null <"$dir/in" \
+			>"$dir/$1" 2>&1 &
+	else
+		LUA_CPATH="$CPATH" timeout 15 $CLIENT <"$dir/in" >"$dir/$1" 2>&1 &
+	fi
+	client=$!
+	exec 3>"$dir/in"
+}
+
+# stop: waits for the client (at most its timeout); sets rc and secs.
+stop() {
+	t0=$1
+	wait "$client"
+	rc=$?
+	secs=$(($(date +%s) - t0))
+	exec 3>&-
+}
+
+has() { # file, text
+	grep -qF -- "$2" "$dir/$1" 2>/dev/null
+}
+
+ends_with_newline() { # file: its last byte is \n (no prompt left after it)
+	[ "$(tail -c 1 "$dir/$1" | od -An -c | tr -d ' ')" = '\n' ]
+}
+
+# 1. On a terminal: login, say, then silence: the idle kick ends the client.
+t0=$(date +%s)
+start tty_idle tty
+printf 'login ann\nsay hello\n' >&3
+stop "$t0"
+[ "$rc" -eq 0 ] && [ "$secs" -le 10 ]
+check tty_idle_kick_exits_0_promptly $?
+has tty_idle "you say: hello (nobody heard you)"
+check tty_say_is_answered $?
+has tty_idle "* the server disconnects you: idle (1.0s without a message)"
+check tty_kick_reason_printed $?
+ends_with_newline tty_idle
+check tty_no_prompt_left_after_kick $?
+
+# 2. stdin a pipe that stays open: the kick ends the client all the same.
+t0=$(date +%s)
+start pipe_idle pipe
+printf 'login bob\nsay hi bob here\n' >&3
+stop "$t0"
+[ "$rc" -eq 0 ] && [ "$secs" -le 10 ]
+check pipe_idle_kick_exits_0_promptly $?
+has pipe_idle "you say: hi bob here (nobody heard you)" &&
+	has pipe_idle "* the server disconnects you: idle (1.0s without a message)"
+check pipe_say_answered_and_kick_reason $?
+[ "$(tail -n 1 "$dir/pipe_idle")" = "* the server disconnects you: idle (1.0s without a message)" ]
+check pipe_kick_is_the_last_line $?
+
+# 3. quit on a terminal: "kick bye", then the end, no prompt.
+t0=$(date +%s)
+start tty_quit tty
+printf 'login cat\nquit\n' >&3
+stop "$t0"
+[ "$rc" -eq 0 ] && [ "$secs" -le 10 ] && has tty_quit "* the server disconnects you: bye"
+check tty_quit_exits_0 $?
+ends_with_newline tty_quit
+check tty_no_prompt_left_after_quit $?
+
+# 4. The server goes away (no kick): the client says so and ends. Pings keep
+# the idle kick away until the node is killed.
+t0=$(date +%s)
+start pipe_closed pipe
+i=0
+while ! has pipe_closed pong && [ $i -lt 50 ]; do
+	printf 'ping\n' >&3
+	sleep 0.2
+	i=$((i + 1))
+done
+kill "$node"
+wait "$node" 2>/dev/null
+node=
+stop "$t0"
+[ "$rc" -eq 0 ] && [ "$secs" -le 20 ]
+check closed_by_server_exits_0 $?
+[ "$(tail -n 1 "$dir/pipe_closed")" = "* connection closed by the server" ]
+check closed_by_server_says_so $?
+
+finish
