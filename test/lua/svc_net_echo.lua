@@ -1,9 +1,9 @@
 -- Helper service for the network tests: a TCP echo server on skynet.socket.
 -- Commands: listen() -> port (127.0.0.1, ephemeral; one coroutine per
 -- connection echoes whatever it reads); serve(id) starts an id handed over
--- with socket.abandon and echoes it; stats() -> accepted, closed, bytes;
--- wait_idle() returns once every connection is closed; close() stops
--- listening.
+-- with socket.abandon (before it answers) and echoes it; stats() ->
+-- accepted, closed, bytes; wait_idle() returns once every connection is
+-- closed; close() stops listening.
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 
@@ -56,7 +56,14 @@ end
 
 function CMD.serve(id)
 	accepted = accepted + 1
-	skynet.fork(serve, id)
+	-- Own the socket before answering: what the caller sends next must
+	-- reach this service, not the one that abandoned it.
+	if socket.start(id) then
+		skynet.fork(echo, id)
+	else
+		closed = closed + 1
+		check_idle()
+	end
 end
 
 function CMD.stats()
