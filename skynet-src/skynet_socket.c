@@ -10,6 +10,14 @@
  *
  * An event whose owner is gone is dropped, and the socket is shut down so
  * it does not leak (for ACCEPT, the new socket too): nobody could close it.
+ * A message that was queued but dies with its service later (the core
+ * hands it to skynet_socket_message_free) shuts down only the new socket
+ * of an ACCEPT: that id never reached anyone, while any other socket may
+ * have been passed to another service since. Accepting and reporting are
+ * one step of the socket thread, so there is no moment where an accepted
+ * socket exists without its ACCEPT on the way to the listener's owner:
+ * delivered (the owner must start or close it; skynet.socket closes one
+ * whose listener it no longer knows), or dropped here or in drop_orphan.
  * NOTICE results are logged (rate-limited by the server).
  */
 #include "skynet_socket.h"
@@ -135,6 +143,8 @@ skynet_socket_message_free(void *payload) {
 		return;
 	if (sm->type == SKYNET_SOCKET_TYPE_DATA || sm->type == SKYNET_SOCKET_TYPE_UDP)
 		skynet_free(sm->buffer);
+	else if (sm->type == SKYNET_SOCKET_TYPE_ACCEPT && SOCKET_SERVER != NULL)
+		socket_server_shutdown(SOCKET_SERVER, 0, sm->ud); // unknown to anyone: see the top
 	skynet_free(sm);
 }
 

@@ -101,7 +101,10 @@ void skynet_socket_set_idle_cb(skynet_socket_idle_cb cb);
 /*
  * Free a PTYPE_SOCKET payload that will never be delivered (its service
  * is gone): the DATA/UDP buffer it owns, then payload itself. NULL does
- * nothing. The socket is left alone (its close may still be flushing).
+ * nothing. For ACCEPT the new socket (ud) is shut down: its id was never
+ * handed to anyone, so nobody else could close it. Any other socket is
+ * left alone (it may have a new owner, or its close may still be
+ * flushing). Thread-safe.
  */
 void skynet_socket_message_free(void *payload);
 
@@ -118,10 +121,13 @@ void skynet_socket_message_free(void *payload);
 int skynet_socket_listen(struct skynet_context *ctx, const char *host, int port, int backlog);
 
 /*
- * Connect to host:port without blocking; ctx owns the socket. The result
- * arrives as CONNECT (text = peer ip; the socket is then reading) or ERROR
- * (text = the reason, e.g. "Connection refused"). Host names are resolved
- * on the socket thread. Returns the id, or SKYNET_EFULL / SKYNET_EINVAL.
+ * Connect to host:port; ctx owns the socket. The result arrives as CONNECT
+ * (text = peer ip; the socket is then reading) or ERROR (text = the
+ * reason, e.g. "Connection refused", or the resolver's text for a name
+ * that does not resolve). host is resolved now, in the caller: a numeric
+ * address never waits, a host name may block the calling worker on the
+ * system resolver (the socket thread never resolves). The connect itself
+ * never blocks. Returns the id, or SKYNET_EFULL / SKYNET_EINVAL.
  */
 int skynet_socket_connect(struct skynet_context *ctx, const char *host, int port);
 

@@ -16,7 +16,17 @@
  * take always writes the eventfd again), then runs the requests in order.
  * Nothing a worker does waits for the network or for the poll thread.
  * Listen and UDP sockets are created in the caller (so errors are
- * synchronous); TCP connect resolves and connects on the poll thread.
+ * synchronous); a TCP connect is resolved in the caller and its address
+ * list handed over, then the poll thread creates and connects the socket.
+ *
+ * Name lookups. The poll thread never calls getaddrinfo: every lookup runs
+ * in the thread calling socket_server_listen/connect/udp/udp_dial/
+ * udp_connect. A numeric address goes through AI_NUMERICHOST and never
+ * waits; only a host name may block, and then it blocks that caller (a
+ * worker thread, for skynet) on the system resolver, never the poll
+ * thread. A connect whose name does not resolve still returns an id: its
+ * ERROR event (the resolver's text) comes from the poll thread like any
+ * failed connect, and the id is free again.
  *
  * Events. Level-triggered epoll; a socket is registered only while its
  * mask is not empty (so a paused socket with nothing to send cannot spin
@@ -93,6 +103,7 @@
 #define THROTTLE_MS      100
 #define NOTICE_PERIOD_MS 1000
 #define ID_MASK          0x7fffffff
+#define CONNECT_ADDR_MAX 16 // addresses of one host name a connect may try
 /*
  * Virtual time: how long the socket thread must see no event before the
  * node may count as idle. Sanitizer builds run several times slower, so a
@@ -199,13 +210,14 @@ struct request {
 	int kind;
 	int id;
 	uintptr_t opaque;
-	int fd;          // LISTEN, BIND, UDP
-	int protocol;    // UDP
-	int port;        // CONNECT
-	char *host;      // CONNECT, owned
-	char *buffer;    // SEND, owned
-	size_t sz;       // SEND
-	uint8_t addr_sz; // SEND (UDP), UDP_CONNECT
+	int fd;                   // LISTEN, BIND, UDP
+	int protocol;             // UDP
+	union sockaddr_all *peer; // CONNECT: addresses to try in order, owned
+	int peer_n;               // CONNECT: entries in peer
+	const char *fail;         // CONNECT: why the name did not resolve (static text), or NULL
+	char *buffer;             // SEND, owned
+	size_t sz;                // SEND
+	uint8_t addr_sz;          // SEND (UDP), UDP_CONNECT
 	uint8_t address[SOCKET_UDP_ADDRESS_MAX];
 };
 
@@ -939,34 +951,45 @@ connected(struct socket_server *ss, struct socket *s, struct socket_message *res
 	return result_of(s, result, SOCKET_SERVER_CONNECT, 0, ss->text);
 }
 
+static socklen_t
+address_length(const union sockaddr_all *sa) {
+	return sa->s.sa_family == AF_INET6 ? sizeof(sa->v6) : sizeof(sa->v4);
+}
+
+/* The connect could not even start: ERROR with text, and the id is free again. */
+static int
+connect_failed(struct socket_server *ss, struct socket *s, int id, struct socket_message *result,
+               const char *text) {
+	set_text(ss, text);
+	result_of(s, result, SOCKET_SERVER_ERROR, 0, ss->text);
+	unreserve(ss, id);
+	return SOCKET_SERVER_ERROR;
+}
+
+/*
+ * Open a socket to the first address of r->peer that takes a connect at
+ * once or starts one. No name lookup here: the caller resolved the list.
+ */
 static int
 run_connect(struct socket_server *ss, struct request *r, struct socket_message *result) {
 	struct socket *s = reserved_socket(ss, r->id);
 	if (s == NULL)
 		return NONE;
 	ATOM_STORE(&s->opaque, r->opaque);
-	char port[16];
-	snprintf(port, sizeof(port), "%d", r->port);
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-	struct addrinfo *list = NULL;
-	int status = getaddrinfo(r->host, port, &hints, &list);
-	if (status != 0) {
-		set_text(ss, gai_strerror(status));
-		result_of(s, result, SOCKET_SERVER_ERROR, 0, ss->text);
-		unreserve(ss, r->id);
-		return SOCKET_SERVER_ERROR;
-	}
+	if (r->fail != NULL)
+		return connect_failed(ss, s, r->id, result, r->fail);
 	int fd = -1;
-	int err = 0;
+	int err = EADDRNOTAVAIL; // no address to try
 	bool done = false;
-	for (struct addrinfo *ai = list; ai != NULL; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	for (int i = 0; i < r->peer_n; i++) {
+		const union sockaddr_all *sa = &r->peer[i];
+		fd = socket(sa->s.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd < 0) {
 			err = errno;
 			continue;
 		}
 		tune_stream(ss, fd);
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+		if (connect(fd, &sa->s, address_length(sa)) == 0) {
 			done = true;
 			break;
 		}
@@ -976,13 +999,8 @@ run_connect(struct socket_server *ss, struct request *r, struct socket_message *
 		(void)close(fd); // try the next address
 		fd = -1;
 	}
-	freeaddrinfo(list);
-	if (fd < 0) {
-		set_text(ss, strerror(err));
-		result_of(s, result, SOCKET_SERVER_ERROR, 0, ss->text);
-		unreserve(ss, r->id);
-		return SOCKET_SERVER_ERROR;
-	}
+	if (fd < 0)
+		return connect_failed(ss, s, r->id, result, strerror(err));
 	setup_socket(s, fd, PROTO_TCP, r->opaque);
 	if (done)
 		return connected(ss, s, result);
@@ -1315,7 +1333,7 @@ socket_server_poll(struct socket_server *ss, struct socket_message *result) {
 			struct request *r = ss->run_head;
 			ss->run_head = r->next;
 			int type = run_request(ss, r, result);
-			skynet_free(r->host);
+			skynet_free(r->peer);
 			skynet_free(r->buffer);
 			skynet_free(r);
 			ATOM_FDEC(&ss->cmd_pending);
@@ -1413,21 +1431,37 @@ valid_port(int port) {
 	return port >= 0 && port <= 65535;
 }
 
-/* Resolve host:port (numeric or not) for a passive or active socket. */
+/*
+ * getaddrinfo for host:port in the calling thread: first as a numeric
+ * address (never waits), then, only for a name, through the resolver
+ * (may block the caller). Returns 0 or an EAI_ code.
+ */
 static int
-resolve(const char *host, int port, int socktype, bool passive, struct addrinfo **list) {
+lookup(const char *host, int port, struct addrinfo *hints, struct addrinfo **list) {
 	char portstr[16];
 	snprintf(portstr, sizeof(portstr), "%d", port);
+	int flags = hints->ai_flags | AI_NUMERICSERV;
+	hints->ai_flags = flags | AI_NUMERICHOST;
+	int status = getaddrinfo(host, portstr, hints, list);
+	if (status != EAI_NONAME || host == NULL)
+		return status;
+	hints->ai_flags = flags;
+	return getaddrinfo(host, portstr, hints, list);
+}
+
+/* Resolve host:port (numeric or not) for a passive or active socket, in the caller. */
+static int
+resolve(const char *host, int port, int socktype, bool passive, struct addrinfo **list) {
 	struct addrinfo hints = {
 	    .ai_family = AF_UNSPEC,
 	    .ai_socktype = socktype,
-	    .ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0),
+	    .ai_flags = passive ? AI_PASSIVE : 0,
 	};
 	if (host != NULL && host[0] == '\0')
 		host = NULL;
 	if (host == NULL && passive)
 		host = "0.0.0.0";
-	return getaddrinfo(host, portstr, &hints, list);
+	return lookup(host, port, &hints, list);
 }
 
 static int
@@ -1484,16 +1518,48 @@ socket_server_listen(struct socket_server *ss, uintptr_t opaque, const char *hos
 	return id;
 }
 
+/*
+ * The IPv4/IPv6 stream addresses of host:port for a connect, resolved in
+ * the calling thread, into r->peer (at most CONNECT_ADDR_MAX, in the
+ * resolver's order). Returns NULL, or the resolver's error text (static).
+ */
+static const char *
+resolve_peer(const char *host, int port, struct request *r) {
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *list = NULL;
+	int status = lookup(host, port, &hints, &list);
+	if (status != 0)
+		return gai_strerror(status);
+	int n = 0;
+	for (struct addrinfo *ai = list; ai != NULL; ai = ai->ai_next)
+		n++;
+	n = n < CONNECT_ADDR_MAX ? n : CONNECT_ADDR_MAX;
+	r->peer = skynet_malloc((size_t)n * sizeof(*r->peer));
+	r->peer_n = 0;
+	for (struct addrinfo *ai = list; ai != NULL && r->peer_n < n; ai = ai->ai_next) {
+		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
+			continue;
+		union sockaddr_all *sa = &r->peer[r->peer_n++];
+		memset(sa, 0, sizeof(*sa));
+		memcpy(sa, ai->ai_addr, ai->ai_addrlen);
+	}
+	freeaddrinfo(list);
+	return NULL;
+}
+
 int
 socket_server_connect(struct socket_server *ss, uintptr_t opaque, const char *host, int port) {
 	if (host == NULL || !valid_port(port))
 		return SKYNET_EINVAL;
+	struct request *r = new_request(REQ_CONNECT, -1, opaque);
+	r->fail = resolve_peer(host, port, r); // before the slot is taken: this may block
 	int id = reserve_id(ss);
-	if (id < 0)
+	if (id < 0) {
+		skynet_free(r->peer);
+		skynet_free(r);
 		return id;
-	struct request *r = new_request(REQ_CONNECT, id, opaque);
-	r->host = skynet_strdup(host);
-	r->port = port;
+	}
+	r->id = id;
 	send_request(ss, r);
 	return id;
 }
@@ -1745,7 +1811,7 @@ socket_server_release(struct socket_server *ss) {
 			struct request *next = r->next;
 			if (r->fd >= 0 && (r->kind == REQ_LISTEN || r->kind == REQ_UDP))
 				(void)close(r->fd); // created for a socket that never registered
-			skynet_free(r->host);
+			skynet_free(r->peer);
 			skynet_free(r->buffer);
 			skynet_free(r);
 			r = next;

@@ -11,8 +11,10 @@
  *
  * Threads: socket_server_poll and socket_server_release belong to the one
  * polling thread; every other function is thread-safe and never blocks on
- * the network. Commands from one thread are carried out in the order they
- * were issued. Ids: see socket_server_reserve in the .c file; a stale id
+ * the network. Name lookups happen only in the caller of listen, connect
+ * and the UDP functions (never on the polling thread): a numeric address
+ * never waits, a host name may block that caller on the system resolver.
+ * Commands from one thread are carried out in the order they were issued. Ids: see socket_server_reserve in the .c file; a stale id
  * is ignored by every function.
  */
 
@@ -99,7 +101,13 @@ bool socket_server_is_idle(struct socket_server *ss);
  */
 int socket_server_listen(struct socket_server *ss, uintptr_t opaque, const char *host, int port,
                          int backlog, const char **err);
-/* Connect without blocking (resolved on the poll thread). Returns the id or SKYNET_EFULL. */
+/*
+ * Connect to host:port. host is resolved now, in the caller (see the
+ * top); the poll thread then connects without blocking and reports
+ * CONNECT or ERROR to opaque. A name that does not resolve still gets an
+ * id, and ERROR (the resolver's text) follows for it. Returns the id,
+ * SKYNET_EINVAL (host NULL, bad port) or SKYNET_EFULL.
+ */
 int socket_server_connect(struct socket_server *ss, uintptr_t opaque, const char *host, int port);
 /* Take over fd (nonblocking from now on). Returns the id or SKYNET_EFULL. */
 int socket_server_bind(struct socket_server *ss, uintptr_t opaque, int fd);

@@ -1,9 +1,9 @@
 -- Helper service for the network tests: a TCP echo server on skynet.socket.
 -- Commands: listen() -> port (127.0.0.1, ephemeral; one coroutine per
 -- connection echoes whatever it reads); serve(id) starts an id handed over
--- with socket.abandon and echoes it; stats() -> accepted, closed, bytes;
--- wait_idle() returns once every connection is closed; close() stops
--- listening.
+-- with socket.abandon (before it answers) and echoes it; stats() ->
+-- accepted, closed, bytes; wait_idle() returns once every connection is
+-- closed; close() stops listening.
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 
@@ -54,10 +54,10 @@ function CMD.listen()
 	return port
 end
 
--- Returns once the socket is started here, so whatever the peer writes
--- after the call comes to this service (before that, it went to the old owner).
 function CMD.serve(id)
 	accepted = accepted + 1
+	-- Own the socket before answering: what the caller sends next must
+	-- reach this service, not the one that abandoned it.
 	if socket.start(id) then
 		skynet.fork(echo, id)
 	else

@@ -6,14 +6,20 @@
  * ordering, connect refusal, stale ids, the 1 MB output warning, close
  * flushing and shutdown discarding queued output, write priorities, pause,
  * 1000 connections without an fd leak, EMFILE on accept without a busy
- * loop, and UDP over IPv4 and IPv6.
+ * loop, UDP over IPv4 and IPv6, and name lookups only in the caller (this
+ * binary's own getaddrinfo counts the calls made on a poll thread). The
+ * last case runs the node's glue (skynet_socket.c) for a service of an
+ * in-process node: accepted sockets whose ACCEPT dies with the service are
+ * closed.
  *
  * Network tests cannot avoid waiting for the kernel: every wait has a
  * deadline (WAIT_MS) so a failure ends the case instead of hanging.
  */
+#define _GNU_SOURCE // RTLD_NEXT
 #include "socket_server.h"
 
 #include "tt.h"
+#include "fixture.h"
 #include "skynet.h"
 #include "skynet_cond.h"
 #include "skynet_socket.h"
@@ -21,8 +27,10 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -43,6 +51,34 @@
 #define OWNER    7 // the opaque owner the cases use
 #define MB       (1024 * 1024)
 #define CHUNK    (64 * 1024)
+
+/* ---- name lookups: which thread calls getaddrinfo ------------------------ */
+
+/*
+ * This definition takes the place of the C library's getaddrinfo for every
+ * caller in this binary, socket_server.c included (the core is linked in
+ * statically). It counts the calls made on a poll thread and the others,
+ * keeps the flags of the last call, then forwards to the next definition
+ * (the C library's, or a sanitizer's wrapper around it).
+ */
+static _Thread_local bool ON_POLL_THREAD;
+static ATOM_INT POLL_LOOKUPS;   // getaddrinfo calls on a poll thread
+static ATOM_INT CALLER_LOOKUPS; // getaddrinfo calls on any other thread
+static ATOM_INT LAST_FLAGS;     // ai_flags of the last call
+
+typedef int (*getaddrinfo_fn)(const char *node, const char *service, const struct addrinfo *hints,
+                              struct addrinfo **res);
+
+int
+getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+            struct addrinfo **res) {
+	ATOM_FINC(ON_POLL_THREAD ? &POLL_LOOKUPS : &CALLER_LOOKUPS);
+	ATOM_STORE(&LAST_FLAGS, hints ? hints->ai_flags : 0);
+	getaddrinfo_fn next = (getaddrinfo_fn)dlsym(RTLD_NEXT, "getaddrinfo");
+	if (next == NULL)
+		abort(); // no C library below us: nothing sensible to do
+	return next(node, service, hints, res);
+}
 
 /* ---- the harness: a poller thread logging events ----------------------- */
 
@@ -94,6 +130,7 @@ static void *
 poller(void *p) {
 	struct harness *h = p;
 	struct socket_message m;
+	ON_POLL_THREAD = true;
 	for (;;) {
 		int type = socket_server_poll(h->ss, &m);
 		if (type == SOCKET_SERVER_EXIT)
@@ -467,12 +504,6 @@ connect_both_ends(int *failed) {
 	TT_CHECK(e != NULL);
 	event_free(e = expect(h, SOCKET_SERVER_CLOSE, sid));
 	TT_CHECK(e != NULL);
-	// A host name resolves on the poll thread (localhost may be ::1 first,
-	// where nobody listens: CONNECT or ERROR, but an answer).
-	cid = socket_server_connect(h->ss, OWNER, "localhost", port);
-	e = wait_event(h, match_id, &cid, WAIT_MS);
-	TT_CHECK(e != NULL && (e->type == SOCKET_SERVER_CONNECT || e->type == SOCKET_SERVER_ERROR));
-	event_free(e);
 	harness_stop(h);
 }
 
@@ -489,11 +520,6 @@ connect_refused_reports_error(int *failed) {
 	TT_CHECK(e != NULL && strstr(e->text, "refused") != NULL && e->opaque == OWNER);
 	event_free(e);
 	TT_CHECK(send_string(h, id, "x") == SKYNET_EINVAL);
-	// A name that cannot resolve: ERROR with the resolver's text.
-	id = socket_server_connect(h->ss, OWNER, "no-such-host.invalid", 80);
-	e = expect(h, SOCKET_SERVER_ERROR, id);
-	TT_CHECK(e != NULL && e->text[0] != '\0');
-	event_free(e);
 	TT_CHECK(socket_server_connect(h->ss, OWNER, "127.0.0.1", 70000) == SKYNET_EINVAL);
 	harness_stop(h);
 }
@@ -612,6 +638,62 @@ udp_round_trip_ipv6(int *failed) {
 		return;
 	}
 	udp_round_trip_on(failed, "::1");
+}
+
+/*
+ * Connects never make the poll thread resolve: a numeric address is looked
+ * up once, numerically, in the caller; a name in the caller too, before
+ * connect returns; a name that does not resolve gives its caller ERROR and
+ * leaves no socket.
+ */
+static void
+connect_resolves_in_the_caller(int *failed) {
+	struct harness *h = harness_start();
+	int port = 0;
+	int lid = open_listener(h, &port, true);
+	TT_CHECK(lid >= 0);
+	// localhost may name ::1 first: listen there too, on the same port, when we can.
+	if (has_ipv6_loopback()) {
+		int lid6 = socket_server_listen(h->ss, OWNER, "::1", port, 16, NULL);
+		if (lid6 >= 0) {
+			event_free(expect(h, SOCKET_SERVER_CONNECT, lid6));
+			socket_server_start(h->ss, OWNER, lid6);
+			event_free(expect(h, SOCKET_SERVER_CONNECT, lid6));
+		}
+	}
+	int on_poll = ATOM_LOAD(&POLL_LOOKUPS);
+	int in_caller = ATOM_LOAD(&CALLER_LOOKUPS);
+	int cid = socket_server_connect(h->ss, OWNER, "127.0.0.1", port);
+	TT_CHECK(ATOM_LOAD(&CALLER_LOOKUPS) == in_caller + 1);
+	TT_CHECK(ATOM_LOAD(&LAST_FLAGS) & AI_NUMERICHOST);
+	struct event *e = wait_event(h, match_id, &cid, WAIT_MS);
+	TT_CHECK(e != NULL && e->type == SOCKET_SERVER_CONNECT);
+	event_free(e);
+	// A name: resolved before connect returns, on this thread.
+	in_caller = ATOM_LOAD(&CALLER_LOOKUPS);
+	int nid = socket_server_connect(h->ss, OWNER, "localhost", port);
+	TT_CHECK(nid >= 0);
+	TT_CHECK(ATOM_LOAD(&CALLER_LOOKUPS) > in_caller);
+	e = wait_event(h, match_id, &nid, WAIT_MS);
+	TT_CHECK(e != NULL && e->type == SOCKET_SERVER_CONNECT);
+	if (e != NULL && e->type != SOCKET_SERVER_CONNECT)
+		fprintf(stderr, "connect localhost: %s\n", e->text);
+	event_free(e);
+	// A name that cannot resolve: an id, then ERROR with the resolver's text.
+	uint64_t t0 = now_ms();
+	int bad = socket_server_connect(h->ss, OWNER, "no-such-host.invalid", port);
+	TT_CHECK(bad >= 0);
+	e = expect(h, SOCKET_SERVER_ERROR, bad);
+	TT_CHECK(e != NULL && e->text[0] != '\0' && e->opaque == OWNER);
+	event_free(e);
+	TT_CHECK(now_ms() - t0 < WAIT_MS);
+	TT_CHECK(send_string(h, bad, "x") == SKYNET_EINVAL); // no socket behind it
+	TT_CHECK(quiet(h, SOCKET_SERVER_CONNECT, bad, QUIET_MS));
+	int stray = ATOM_LOAD(&POLL_LOOKUPS) - on_poll;
+	TT_CHECK(stray == 0);
+	if (stray != 0)
+		fprintf(stderr, "getaddrinfo calls on the poll thread: %d\n", stray);
+	harness_stop(h);
 }
 
 /*
@@ -1163,14 +1245,151 @@ idle_tracking_for_virtual_time(int *failed) {
 	harness_stop(h);
 }
 
+/* ---- the node's glue: a service's socket messages ------------------------ */
+
+/* A service that keeps the port of the last CONNECT it was given. */
+static int HOLDER_PORT;
+
+static int
+holder_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+          const void *msg, size_t sz) {
+	const struct skynet_socket_message *sm = msg;
+	if (type == PTYPE_SOCKET && sm->type == SKYNET_SOCKET_TYPE_CONNECT)
+		HOLDER_PORT = sm->ud;
+	return 0;
+}
+
+static int
+holder_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	skynet_callback(ctx, NULL, holder_cb);
+	return 0;
+}
+
+static void *
+node_socket_thread(void *p) {
+	ON_POLL_THREAD = true;
+	while (skynet_socket_poll())
+		;
+	return NULL;
+}
+
+/* Wait (bounded) until ctx has n messages queued; false if they never came. */
+static bool
+wait_queued(struct skynet_context *ctx, int n) {
+	uint64_t deadline = now_ms() + WAIT_MS;
+	while (atoi(skynet_command(ctx, "STAT", "mqlen")) < n) {
+		if (now_ms() >= deadline)
+			return false;
+		usleep(1000); // the socket thread pushes them
+	}
+	return true;
+}
+
+/* Wait for n queued messages, then run them on this thread. */
+static bool
+run_queued(struct skynet_context *ctx, int n) {
+	if (!wait_queued(ctx, n))
+		return false;
+	skynet_context_dispatchall(ctx);
+	return true;
+}
+
+static int
+open_sockets(void) {
+	int n = 0;
+	skynet_free(skynet_socket_info(&n));
+	return n;
+}
+
+/* Wait (bounded) until n sockets are open; false if the count never got there. */
+static bool
+wait_open_sockets(int n) {
+	uint64_t deadline = now_ms() + WAIT_MS;
+	while (open_sockets() != n) {
+		if (now_ms() >= deadline)
+			return false;
+		usleep(1000); // a slot is freed just after its fd is closed
+	}
+	return true;
+}
+
+/* Every fd sees the end of its stream before one shared deadline. */
+static int
+count_eof(const int *fds, int n) {
+	uint64_t deadline = now_ms() + WAIT_MS;
+	int eof = 0;
+	for (int i = 0; i < n; i++) {
+		for (;;) {
+			uint64_t t = now_ms();
+			struct pollfd p = {.fd = fds[i], .events = POLLIN};
+			if (t >= deadline || poll(&p, 1, (int)(deadline - t)) <= 0)
+				break;
+			char c;
+			if (recv(fds[i], &c, 1, 0) <= 0) {
+				eof++;
+				break;
+			}
+		}
+	}
+	return eof;
+}
+
+/*
+ * A listening service exits with ACCEPT messages still in its queue: the
+ * core drops them, and each accepted socket is closed with them (the
+ * peers see the end, the fds and the slots are free again).
+ */
+static void
+accepts_dropped_with_their_service_are_closed(int *failed) {
+	enum { PEERS = 8 };
+	const struct skynet_module holder = {.name = "holder", .init = holder_init};
+	fixture_setup(0, &holder, 1, true);
+	skynet_socket_init();
+	pthread_t thread;
+	if (pthread_create(&thread, NULL, node_socket_thread, NULL) != 0)
+		abort();
+	struct skynet_context *ctx = skynet_context_new("holder", NULL);
+	TT_CHECK(ctx != NULL);
+	int lid = skynet_socket_listen(ctx, "127.0.0.1", 0, PEERS);
+	TT_CHECK(lid >= 0);
+	TT_CHECK(run_queued(ctx, 1)); // CONNECT: the port
+	int port = HOLDER_PORT;
+	skynet_socket_start(ctx, lid);
+	TT_CHECK(run_queued(ctx, 1)); // CONNECT "start"
+	int fds_before = count_fds();
+	int sockets_before = open_sockets();
+	int fds[PEERS];
+	for (int i = 0; i < PEERS; i++)
+		fds[i] = peer_connect(port);
+	// Every ACCEPT waits in the queue; nobody runs them.
+	TT_CHECK(wait_queued(ctx, PEERS));
+	TT_CHECK(atoi(skynet_command(ctx, "STAT", "mqlen")) == PEERS);
+	TT_CHECK(open_sockets() == sockets_before + PEERS);
+	// The service exits; the next worker step finds its queue and drops it.
+	skynet_handle_retire(skynet_context_handle(ctx));
+	TT_CHECK(skynet_context_message_dispatch(NULL, NULL, 0) == NULL);
+	TT_CHECK(count_eof(fds, PEERS) == PEERS);
+	for (int i = 0; i < PEERS; i++)
+		close(fds[i]);
+	TT_CHECK(wait_open_sockets(sockets_before));
+	TT_CHECK(count_fds() == fds_before);
+	skynet_socket_shutdown(NULL, lid); // the listener of the dead service
+	skynet_socket_exit();
+	pthread_join(thread, NULL);
+	skynet_socket_free();
+	fixture_teardown();
+}
+
 int
 main(void) {
 	signal(SIGPIPE, SIG_IGN);
+	skynet_globalinit(); // the node case runs a service on this thread
 	TT_RUN(listen_accept_read_write_close);
 	TT_RUN(connect_both_ends);
 	TT_RUN(connect_refused_reports_error);
 	TT_RUN(udp_round_trip);
 	TT_RUN(udp_round_trip_ipv6);
+	TT_RUN(connect_resolves_in_the_caller);
 	TT_RUN(stale_id_never_reaches_new_socket);
 	TT_RUN(pending_output_warns_at_1mb_and_doublings);
 	TT_RUN(close_flushes_pending_output);
@@ -1184,5 +1403,7 @@ main(void) {
 	TT_RUN(emfile_on_accept_without_busy_loop);
 	TT_RUN(idle_tracking_for_virtual_time);
 	TT_RUN(concurrent_senders_keep_per_thread_order);
+	TT_RUN(accepts_dropped_with_their_service_are_closed);
+	skynet_globalexit();
 	return tt_summary();
 }
