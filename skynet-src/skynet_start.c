@@ -359,10 +359,10 @@ bootstrap(struct skynet_context *logger, const char *cmdline) {
 	while (cmdline[arg_pos] == ' ')
 		arg_pos++;
 	strcpy(args, cmdline + arg_pos);
-	struct skynet_context *ctx = skynet_context_new(name, args);
+	uint32_t handle = skynet_context_new(name, args);
 	skynet_free(name);
 	skynet_free(args);
-	if (ctx == NULL) {
+	if (handle == 0) {
 		skynet_error(NULL, "Bootstrap error : %s", cmdline);
 		skynet_context_dispatchall(logger);
 		exit(1);
@@ -407,13 +407,15 @@ skynet_start(struct skynet_config *config) {
 	skynet_socket_init();
 	skynet_profile_enable(config->profile);
 
-	struct skynet_context *logger = skynet_context_new(config->logservice, config->logger);
+	uint32_t logger_handle = skynet_context_new(config->logservice, config->logger);
+	// No worker runs yet, so the logger cannot have exited before this grab.
+	struct skynet_context *logger = logger_handle ? skynet_handle_grab(logger_handle) : NULL;
 	if (logger == NULL) {
 		fprintf(stderr, "Can't launch %s service\n", config->logservice);
 		exit(1);
 	}
-	skynet_handle_namehandle(skynet_context_handle(logger), "logger");
-	skynet_context_reserve(logger);
+	skynet_handle_namehandle(logger_handle, "logger");
+	skynet_context_reserve(logger); // keeps the reference grabbed above
 
 	bootstrap(logger, config->bootstrap);
 	run_threads(config->thread, config->virtual_time);

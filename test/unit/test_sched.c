@@ -131,8 +131,7 @@ driver_init(void *inst, struct skynet_context *ctx, const char *parm) {
 	for (int i = 0; i < NSVC; i++) {
 		char arg[16];
 		snprintf(arg, sizeof(arg), "%d", i);
-		struct skynet_context *c = skynet_context_new("stress", arg);
-		HANDLES[i] = c ? skynet_context_handle(c) : 0;
+		HANDLES[i] = skynet_context_new("stress", arg);
 	}
 	for (int i = 0; i < NSVC; i++)
 		skynet_send(ctx, 0, HANDLES[i], PTYPE_TEXT, 0, "go", 2);
@@ -253,8 +252,7 @@ asker_init(void *inst, struct skynet_context *ctx, const char *parm) {
 	struct asker *a = &ASKER;
 	memset(a, 0, sizeof(*a));
 	skynet_callback(ctx, NULL, asker_cb);
-	struct skynet_context *dead = skynet_context_new("dead", NULL);
-	a->target = skynet_context_handle(dead);
+	a->target = skynet_context_new("dead", NULL);
 	// One worker runs this init before any worker starts: the target cannot run yet.
 	skynet_send(ctx, 0, a->target, PTYPE_TEXT, 0, "die", 3);
 	for (int i = 0; i < NREQ; i++) {
