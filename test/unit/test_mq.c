@@ -156,6 +156,40 @@ overload_once_per_doubling(int *failed) {
 	skynet_mq_exit();
 }
 
+/*
+ * A pop that leaves other queues in the global queue calls the wake-up hook
+ * again: a worker that took one queue hands the rest on to a sleeper (pushes
+ * that saw a spinning worker woke nobody).
+ */
+static void
+pop_passes_wakeup_on(int *failed) {
+	skynet_mq_init();
+	skynet_mq_set_wakeup(count_wakeup);
+	WAKEUPS = 0;
+	struct message_queue *q[3];
+	for (int i = 0; i < 3; i++) {
+		q[i] = skynet_mq_create(i + 1);
+		skynet_globalmq_push(q[i]);
+	}
+	TT_CHECK(WAKEUPS == 3);
+	TT_CHECK(skynet_globalmq_pop() == q[0]);
+	TT_CHECK(WAKEUPS == 4); // two left
+	TT_CHECK(skynet_globalmq_pop() == q[1]);
+	TT_CHECK(WAKEUPS == 5); // one left
+	TT_CHECK(skynet_globalmq_pop() == q[2]);
+	TT_CHECK(WAKEUPS == 5); // none left: nothing to hand on
+	TT_CHECK(skynet_globalmq_pop() == NULL);
+	TT_CHECK(WAKEUPS == 5);
+	skynet_mq_set_wakeup(NULL);
+	for (int i = 0; i < 3; i++) {
+		struct skynet_message m;
+		TT_CHECK(skynet_mq_pop(q[i], &m) == 1);
+		skynet_mq_mark_release(q[i]);
+		skynet_mq_release(skynet_globalmq_pop(), NULL, NULL);
+	}
+	skynet_mq_exit();
+}
+
 static int DROPPED;
 
 static void
@@ -194,6 +228,7 @@ main(void) {
 	TT_RUN(global_membership);
 	TT_RUN(global_fifo);
 	TT_RUN(overload_once_per_doubling);
+	TT_RUN(pop_passes_wakeup_on);
 	TT_RUN(release_drains);
 	return tt_summary();
 }
