@@ -110,12 +110,17 @@ struct worker_parm {
 };
 
 static struct monitor *M = NULL;
-static volatile sig_atomic_t SIGHUP_PENDING = 0;
+/*
+ * Set by the SIGHUP handler, on whichever thread the signal lands; cleared by
+ * the timer thread. An atomic (lock-free for int, so safe in a handler): a
+ * volatile flag would be a data race between those two threads.
+ */
+static ATOM_INT SIGHUP_PENDING = 0;
 
 static void
 handle_hup(int signal) {
 	if (signal == SIGHUP)
-		SIGHUP_PENDING = 1;
+		ATOM_STORE(&SIGHUP_PENDING, 1);
 }
 
 static void
@@ -216,10 +221,8 @@ thread_timer(void *p) {
 		}
 		if (skynet_context_total() == 0)
 			break;
-		if (SIGHUP_PENDING) {
-			SIGHUP_PENDING = 0;
+		if (ATOM_XCHG(&SIGHUP_PENDING, 0))
 			signal_hup();
-		}
 	}
 	skynet_socket_exit();
 	stop_all(m);

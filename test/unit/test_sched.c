@@ -11,8 +11,8 @@
  * PTYPE_ERROR with their sessions; a send to a handle that never existed
  * fails at once.
  *
- * Then: the overload warning in the log and a lost-wakeup detector (idle
- * wake); each case explains itself below.
+ * Then: the overload warning in the log, a lost-wakeup detector (idle wake)
+ * and SIGHUP reaching the logger; each case explains itself below.
  */
 #include "tt.h"
 
@@ -28,6 +28,7 @@
 #include "atomic.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -151,10 +152,14 @@ driver_init(void *inst, struct skynet_context *ctx, const char *parm) {
 static int OVERLOAD_SEEN[8];
 static int OVERLOAD_N;
 
+static ATOM_INT HUP_SEEN; // the logger got the reopen request SIGHUP turns into
+
 static int
 quiet_logger_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
                 const void *msg, size_t sz) {
 	static const char prefix[] = "error: May overload, message queue length = ";
+	if (type == PTYPE_SYSTEM)
+		ATOM_STORE(&HUP_SEEN, 1);
 	if (sz > sizeof(prefix) - 1 && memcmp(msg, prefix, sizeof(prefix) - 1) == 0 && OVERLOAD_N < 8)
 		OVERLOAD_SEEN[OVERLOAD_N++] = atoi((const char *)msg + sizeof(prefix) - 1);
 	if (getenv("TT_VERBOSE"))
@@ -494,6 +499,49 @@ idle_worker_woken_for_queued_work(int *failed) {
 	skynet_cond_destroy(&WAKE_COND);
 }
 
+/*
+ * sighup: after a few virtual-time timeouts (so the timer thread has looked
+ * at the pending-signal flag already), a service sends SIGHUP to the main
+ * thread, which is blocked joining the node's threads (where a kill -HUP
+ * from outside usually lands), then polls with timeouts until the logger got
+ * the reopen request. The flag is written on one thread and read on the
+ * timer thread: TSan reports a data race unless it is atomic.
+ */
+#define HUP_MAX_POLLS 100
+
+static pthread_t MAIN_THREAD;
+static int HUP_POLLS;
+
+static int
+hup_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+       const void *msg, size_t sz) {
+	if (type == PTYPE_RESPONSE && ++HUP_POLLS == 3) {
+		pthread_kill(MAIN_THREAD, SIGHUP);
+	} else if ((HUP_POLLS > 3 && ATOM_LOAD(&HUP_SEEN)) || HUP_POLLS >= HUP_MAX_POLLS) {
+		skynet_command(ctx, "EXIT", NULL);
+		return 0;
+	}
+	skynet_command(ctx, "TIMEOUT", "10");
+	return 0;
+}
+
+static int
+hup_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	skynet_callback(ctx, NULL, hup_cb);
+	skynet_command(ctx, "TIMEOUT", "10");
+	return 0;
+}
+
+static void
+sighup_reaches_logger(int *failed) {
+	MAIN_THREAD = pthread_self();
+	ATOM_STORE(&HUP_SEEN, 0);
+	HUP_POLLS = 0;
+	run_node(2, "hup", true);
+	TT_CHECK(ATOM_LOAD(&HUP_SEEN) == 1);
+	TT_CHECK(HUP_POLLS < HUP_MAX_POLLS);
+}
+
 static void
 insert_modules(void) {
 	static const struct skynet_module mods[] = {
@@ -505,6 +553,7 @@ insert_modules(void) {
 	    {.name = "flood", .init = flood_init},
 	    {.name = "wake", .init = wake_init},
 	    {.name = "wake_driver", .init = wake_driver_init},
+	    {.name = "hup", .init = hup_init},
 	};
 	for (size_t i = 0; i < sizeof(mods) / sizeof(mods[0]); i++)
 		skynet_module_insert(&mods[i]);
@@ -519,6 +568,7 @@ main(void) {
 	TT_RUN(monitor_flags_endless_once);
 	TT_RUN(overload_warned_once_per_doubling);
 	TT_RUN(idle_worker_woken_for_queued_work);
+	TT_RUN(sighup_reaches_logger);
 	skynet_env_exit();
 	skynet_globalexit();
 	return tt_summary();
