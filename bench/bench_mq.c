@@ -121,7 +121,7 @@ driver_init(void *inst, struct skynet_context *ctx, const char *parm) {
 	for (int i = 0; i < NDST; i++) {
 		long expect = PER_SRC * NSRC / NDST;
 		snprintf(arg, sizeof(arg), "%ld", expect);
-		DST[i] = skynet_context_handle(skynet_context_new("sink", arg));
+		DST[i] = skynet_context_new("sink", arg);
 	}
 	T_START = now_s();
 	for (int i = 0; i < NSRC; i++) {
@@ -178,7 +178,7 @@ ping_create(void) {
 static int
 ping_init(void *inst, struct skynet_context *ctx, const char *parm) {
 	struct ping *p = inst;
-	p->pong = skynet_context_handle(skynet_context_new("pong", NULL));
+	p->pong = skynet_context_new("pong", NULL);
 	p->left = ROUNDS + 1;
 	skynet_callback(ctx, p, ping_cb);
 	T_START = now_s();

@@ -1,22 +1,31 @@
 /*
  * Handle table.
  *
- * Data structure: an open-addressed array of context pointers whose size is
- * a power of two; a handle's slot is (handle & (size - 1)). A new handle is
- * the first index at or after the cursor whose slot is free; the cursor only
- * grows (wrapping from 0xffffff to 1), so a retired handle is not reused
- * until the 24-bit index wraps. When every slot is taken the array doubles
- * and each context moves to its slot for the new mask. Lookups compare the
- * full handle, so a stale handle never finds a newer service.
+ * Data structure: an open-addressed array of slots whose size is a power of
+ * two; a handle's slot is (handle & (size - 1)). Each slot holds the handle
+ * it was given to and the context published there (NULL while reserved). A
+ * new handle is the first index at or after the cursor whose slot is free;
+ * the cursor only grows (wrapping from 0xffffff to 1), so a retired handle
+ * is not reused until the 24-bit index wraps. When every slot is taken the
+ * array doubles and each slot moves to its place for the new mask. Lookups
+ * compare the full handle, so a stale handle never finds a newer service.
+ *
+ * Registration is two steps so that nobody can reach a half-built context:
+ * reserve takes a slot and returns its handle (grab finds nothing there
+ * yet); the creator builds the context around that handle (its queue, its
+ * own copy of the handle) and publishes it. Everything the table needs (the
+ * handle, for lookups and for rehashing) lives in the slot and is written
+ * under the lock; the table never reads a context's fields.
  *
  * Names: a sorted array of (name, handle) searched by binary search. A
  * handle may have several names; a name is unique.
  *
  * Locking: one rwlock covers everything here. Lookups (grab, findname) take
- * it shared; register, retire and naming take it exclusively. The lock is
- * never held while calling into a context (release happens after unlock).
+ * it shared; reserve, publish, retire and naming take it exclusively. The
+ * lock is never held while calling into a context (release happens after
+ * unlock).
  *
- * Ownership: the table holds one reference to each registered context,
+ * Ownership: the table holds one reference to each published context,
  * dropped by retire.
  */
 #include "skynet_handle.h"
@@ -38,12 +47,17 @@ struct handle_name {
 	uint32_t handle;
 };
 
+struct handle_slot {
+	uint32_t handle;            // full handle (harbor bits included); 0 when free
+	struct skynet_context *ctx; // holds a reference; NULL while only reserved
+};
+
 struct handle_storage {
 	struct rwlock lock; // covers every field below
 	uint32_t harbor;    // harbor id, already shifted into the top 8 bits
 	uint32_t handle_index;
 	int slot_size;
-	struct skynet_context **slot; // owned array; each entry holds a reference
+	struct handle_slot *slot; // owned array
 	int name_cap;
 	int name_count;
 	struct handle_name *name; // owned, sorted by name
@@ -54,12 +68,11 @@ static struct handle_storage *H = NULL;
 static void
 grow_slots(struct handle_storage *s) {
 	assert(s->slot_size * 2 - 1 <= HANDLE_MASK);
-	struct skynet_context **new_slot = skynet_calloc(s->slot_size * 2, sizeof(*new_slot));
+	struct handle_slot *new_slot = skynet_calloc(s->slot_size * 2, sizeof(*new_slot));
 	for (int i = 0; i < s->slot_size; i++) {
-		if (s->slot[i]) {
-			uint32_t h = skynet_context_handle(s->slot[i]);
-			int hash = h & (s->slot_size * 2 - 1);
-			assert(new_slot[hash] == NULL);
+		if (s->slot[i].handle != 0) {
+			int hash = s->slot[i].handle & (s->slot_size * 2 - 1);
+			assert(new_slot[hash].handle == 0);
 			new_slot[hash] = s->slot[i];
 		}
 	}
@@ -69,24 +82,36 @@ grow_slots(struct handle_storage *s) {
 }
 
 uint32_t
-skynet_handle_register(struct skynet_context *ctx) {
+skynet_handle_reserve(void) {
 	struct handle_storage *s = H;
 	rwlock_wlock(&s->lock);
 	for (;;) {
-		uint32_t handle = s->handle_index;
-		for (int i = 0; i < s->slot_size; i++, handle++) {
-			if (handle > HANDLE_MASK)
-				handle = 1; // 0 is reserved
-			int hash = handle & (s->slot_size - 1);
-			if (s->slot[hash] == NULL) {
-				s->slot[hash] = ctx;
-				s->handle_index = handle + 1;
+		uint32_t index = s->handle_index;
+		for (int i = 0; i < s->slot_size; i++, index++) {
+			if (index > HANDLE_MASK)
+				index = 1; // 0 is reserved
+			struct handle_slot *slot = &s->slot[index & (s->slot_size - 1)];
+			if (slot->handle == 0) {
+				uint32_t handle = index | s->harbor;
+				slot->handle = handle;
+				slot->ctx = NULL;
+				s->handle_index = index + 1;
 				rwlock_wunlock(&s->lock);
-				return handle | s->harbor;
+				return handle;
 			}
 		}
 		grow_slots(s);
 	}
+}
+
+void
+skynet_handle_publish(uint32_t handle, struct skynet_context *ctx) {
+	struct handle_storage *s = H;
+	rwlock_wlock(&s->lock);
+	struct handle_slot *slot = &s->slot[handle & (s->slot_size - 1)];
+	assert(slot->handle == handle && slot->ctx == NULL); // reserved, not yet published
+	slot->ctx = ctx;
+	rwlock_wunlock(&s->lock);
 }
 
 static int
@@ -129,10 +154,11 @@ skynet_handle_retire(uint32_t handle) {
 	struct handle_storage *s = H;
 	struct skynet_context *ctx = NULL;
 	rwlock_wlock(&s->lock);
-	uint32_t hash = handle & (s->slot_size - 1);
-	if (s->slot[hash] != NULL && skynet_context_handle(s->slot[hash]) == handle) {
-		ctx = s->slot[hash];
-		s->slot[hash] = NULL;
+	struct handle_slot *slot = &s->slot[handle & (s->slot_size - 1)];
+	if (handle != 0 && slot->handle == handle && slot->ctx != NULL) {
+		ctx = slot->ctx;
+		slot->handle = 0;
+		slot->ctx = NULL;
 		remove_names(s, handle);
 	}
 	rwlock_wunlock(&s->lock);
@@ -154,8 +180,7 @@ skynet_handle_retireall(void) {
 				rwlock_runlock(&s->lock);
 				break;
 			}
-			struct skynet_context *ctx = s->slot[i];
-			uint32_t handle = ctx ? skynet_context_handle(ctx) : 0;
+			uint32_t handle = s->slot[i].ctx ? s->slot[i].handle : 0;
 			rwlock_runlock(&s->lock);
 			if (handle != 0 && skynet_handle_retire(handle))
 				n++;
@@ -170,9 +195,9 @@ skynet_handle_grab(uint32_t handle) {
 	struct handle_storage *s = H;
 	struct skynet_context *result = NULL;
 	rwlock_rlock(&s->lock);
-	struct skynet_context *ctx = s->slot[handle & (s->slot_size - 1)];
-	if (ctx && skynet_context_handle(ctx) == handle) {
-		result = ctx;
+	struct handle_slot *slot = &s->slot[handle & (s->slot_size - 1)];
+	if (handle != 0 && slot->handle == handle && slot->ctx != NULL) {
+		result = slot->ctx;
 		skynet_context_grab(result);
 	}
 	rwlock_runlock(&s->lock);
@@ -218,7 +243,7 @@ skynet_handle_count(void) {
 	int n = 0;
 	rwlock_rlock(&s->lock);
 	for (int i = 0; i < s->slot_size; i++)
-		n += s->slot[i] != NULL;
+		n += s->slot[i].ctx != NULL;
 	rwlock_runlock(&s->lock);
 	return n;
 }

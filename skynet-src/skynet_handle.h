@@ -19,8 +19,16 @@ void skynet_handle_init(int harbor);
 /* Free the table (contexts still registered are not released). */
 void skynet_handle_exit(void);
 
-/* Register ctx; returns its new handle (never 0). The table holds a reference. */
-uint32_t skynet_handle_register(struct skynet_context *ctx);
+/*
+ * Registration, in two steps so that no thread can grab a half-built
+ * context. Reserve returns a fresh handle (never 0); its slot is taken, but
+ * grab and retire find nothing there until publish. Publish makes ctx, which
+ * must be complete (its handle and queue set), reachable at handle; the
+ * table takes over one reference the caller holds. Every reserved handle
+ * must be published. Both thread-safe.
+ */
+uint32_t skynet_handle_reserve(void);
+void skynet_handle_publish(uint32_t handle, struct skynet_context *ctx);
 /*
  * Remove handle and its names and drop the table's reference. Returns 1 if
  * it was registered, 0 otherwise. Thread-safe.
@@ -37,7 +45,7 @@ uint32_t skynet_handle_findname(const char *name);
 /* Bind name to handle: the stored name (borrowed, lives while bound) or NULL if taken. */
 const char *skynet_handle_namehandle(uint32_t handle, const char *name);
 
-/* Number of registered handles. */
+/* Number of published handles. */
 int skynet_handle_count(void);
 
 /* Move the allocation cursor to index (1..0xffffff); lets tests reach the wrap. */

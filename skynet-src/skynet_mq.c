@@ -20,6 +20,10 @@
  * An empty pop resets the threshold, so there is one warning per crossing
  * of 1024, 2048, 4096, ...
  *
+ * Wake-up hook (the scheduler's): called after every push into the global
+ * queue, and after every pop that leaves other queues in it, so that a
+ * worker taking one of several queues hands the rest on to a sleeping one.
+ *
  * Locking: each queue's spinlock covers its ring, in_global, release and
  * overload fields; the global queue has its own spinlock covering head, tail
  * and the next links. Lock order: a queue's lock, then the global lock
@@ -84,15 +88,20 @@ skynet_globalmq_pop(void) {
 	struct global_queue *g = Q;
 	SPIN_LOCK(g);
 	struct message_queue *mq = g->head;
+	bool more = false;
 	if (mq) {
+		more = mq->next != NULL;
 		ATOM_STORE_RELAXED(&g->head, mq->next);
-		if (mq->next == NULL) {
+		if (!more) {
 			assert(mq == g->tail);
 			g->tail = NULL;
 		}
 		mq->next = NULL;
 	}
 	SPIN_UNLOCK(g);
+	// Others wait behind this one: hand them on to another worker.
+	if (more && WAKEUP)
+		WAKEUP();
 	return mq;
 }
 

@@ -31,19 +31,23 @@ skynet_message_type(size_t sz) {
 
 struct message_queue;
 
-/* Called (from the pushing thread) when a queue enters the global queue. */
+/*
+ * Called, outside every queue lock, after a queue entered the global queue
+ * (from the pushing thread) and after a pop left other queues in it (from the
+ * popping thread): work may be waiting that no worker is coming for.
+ */
 typedef void (*skynet_mq_wakeup_cb)(void);
 
 /* Set up the global queue. Not thread-safe: call once before any thread. */
 void skynet_mq_init(void);
 /* Free the global queue (queues still in it are the caller's business). */
 void skynet_mq_exit(void);
-/* Install the hook run after a queue is appended to the global queue. */
+/* Install the wake-up hook (NULL for none). Not thread-safe: set before the workers start. */
 void skynet_mq_set_wakeup(skynet_mq_wakeup_cb cb);
 
 /* Append q to the global queue. Thread-safe. */
 void skynet_globalmq_push(struct message_queue *q);
-/* Take the head of the global queue, or NULL. Thread-safe. */
+/* Take the head of the global queue, or NULL. Thread-safe; calls the hook if others remain. */
 struct message_queue *skynet_globalmq_pop(void);
 /* True when the global queue holds no service queue (a racy snapshot). */
 int skynet_globalmq_empty(void);

@@ -134,42 +134,47 @@ drop_message(struct skynet_message *msg, void *ud) {
 		skynet_send(NULL, source, msg->source, PTYPE_ERROR, msg->session, NULL, 0);
 }
 
-struct skynet_context *
+uint32_t
 skynet_context_new(const char *name, const char *param) {
 	struct skynet_module *mod = skynet_module_query(name);
 	if (mod == NULL)
-		return NULL;
+		return 0;
 	void *inst = skynet_module_instance_create(mod);
 	if (inst == NULL)
-		return NULL;
+		return 0;
 	struct skynet_context *ctx = skynet_calloc(1, sizeof(*ctx));
 	ctx->mod = mod;
 	ctx->instance = inst;
-	ATOM_INIT(&ctx->ref, 2); // the handle table's, and ours until init returns
+	ATOM_INIT(&ctx->ref, 2); // the handle table's, and ours until we are done with ctx
 	ctx->profile = G_NODE.profile;
-	ctx->handle = 0;
-	ctx->handle = skynet_handle_register(ctx);
-	struct message_queue *queue = ctx->queue = skynet_mq_create(ctx->handle);
-	context_inc();
+	uint32_t handle = skynet_handle_reserve();
+	ctx->handle = handle;
+	// Starts marked as scheduled: no worker runs the service before init succeeded.
+	struct message_queue *queue = ctx->queue = skynet_mq_create(handle);
+	context_inc(); // before anyone can retire it: the count never dips to 0 meanwhile
+	// Complete now: from here on other threads can grab it, send to it, retire it.
+	skynet_handle_publish(handle, ctx);
 
 	int r = skynet_module_instance_init(mod, inst, ctx, param);
 	if (r == 0) {
-		struct skynet_context *ret = skynet_context_release(ctx);
-		if (ret)
-			ctx->init = true;
-		if (ret)
-			skynet_error(ret, "LAUNCH %s %s", name, param ? param : "");
+		ctx->init = true;
+		skynet_error(ctx, "LAUNCH %s %s", name, param ? param : "");
+		/*
+		 * Our reference goes last: once dropped, a KILL or ABORT on another
+		 * thread may free ctx at any moment. NULL means the service retired
+		 * during its own init (its queue waits for us, unscheduled).
+		 */
+		bool alive = skynet_context_release(ctx) != NULL;
 		// From here on a worker may run (and free) the service.
 		skynet_globalmq_push(queue);
-		return ret;
+		return alive ? handle : 0;
 	}
 	skynet_error(ctx, "error: launch %s FAILED", name);
-	uint32_t handle = ctx->handle;
 	skynet_context_release(ctx);
 	skynet_handle_retire(handle);
 	struct drop_t d = {handle};
 	skynet_mq_release(queue, drop_message, &d);
-	return NULL;
+	return 0;
 }
 
 int
@@ -190,7 +195,6 @@ skynet_context_grab(struct skynet_context *ctx) {
 
 void
 skynet_context_reserve(struct skynet_context *ctx) {
-	skynet_context_grab(ctx);
 	// A reserved context (the logger) does not keep the node alive.
 	ctx->reserved = true;
 	context_dec();
@@ -494,9 +498,9 @@ cmd_launch(struct skynet_context *context, const char *param) {
 		args[strcspn(args, "\r\n")] = '\0';
 	}
 	const char *result = NULL;
-	struct skynet_context *inst = skynet_context_new(mod, args);
-	if (inst) {
-		id_to_hex(context->result, inst->handle);
+	uint32_t handle = skynet_context_new(mod, args);
+	if (handle) {
+		id_to_hex(context->result, handle);
 		result = context->result;
 	}
 	skynet_free(tmp);

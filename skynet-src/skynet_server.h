@@ -23,13 +23,21 @@ struct skynet_monitor;
 
 /*
  * Create a service from module name + parameter; init runs in the calling
- * thread. Returns the context (borrowed: the handle table holds it) or NULL
- * when the module is missing or init failed (logged).
+ * thread, and the service is scheduled once init returned 0. Returns the new
+ * handle, or 0 when the module is missing, init failed (logged), or the
+ * service was already gone when init returned (it exited, or another thread
+ * killed it, during init). No context pointer is returned: once created, the
+ * service may be freed by another thread at any moment, so a caller that
+ * needs the context grabs it with skynet_handle_grab. Thread-safe.
  */
-struct skynet_context *skynet_context_new(const char *name, const char *param);
+uint32_t skynet_context_new(const char *name, const char *param);
 /* Take a reference on ctx. */
 void skynet_context_grab(struct skynet_context *ctx);
-/* Keep a reference for the process lifetime (the logger). */
+/*
+ * Keep the caller's reference (from skynet_handle_grab) for the process
+ * lifetime, and stop counting ctx as a live service (the logger). Call before
+ * the workers start.
+ */
 void skynet_context_reserve(struct skynet_context *ctx);
 /* Drop a reference; frees ctx on the last one. Returns NULL if freed, else ctx. */
 struct skynet_context *skynet_context_release(struct skynet_context *ctx);

@@ -4,16 +4,36 @@
  * Workers: each loops dispatching queues. One with nothing to do first
  * spins for a few microseconds watching the global queue (at most
  * MAX_SPINNERS at a time), then sleeps on the shared condition variable
- * (sleep counts the sleepers). Any push that puts a queue into the global
- * queue calls wakeup(): if a worker is spinning it will take the queue, so
- * nobody is woken (request/response ping-pong then costs no futex calls);
- * otherwise one sleeper is signalled, so a message never waits for the
- * timer thread. No lost wakeup: a worker leaving the spin decrements
- * spinning, then (under the mutex) increments sleep and re-checks the
- * global queue; a pusher appends to the global queue, then after a full
- * fence reads spinning and sleep. In the total order of those seq-cst
- * operations either the worker sees the queue or the pusher sees it
- * spinning (and it sees the queue when it stops) or sleeping.
+ * (sleep counts the sleepers). The global queue calls wakeup() after every
+ * push, and after every pop that leaves other queues behind: if a worker is
+ * spinning it will take a queue, so nobody is woken (request/response
+ * ping-pong then costs no futex calls); otherwise one sleeper is signalled.
+ *
+ * No lost wakeup, so no safety-net wake from the timer thread: while the
+ * global queue holds a queue and a worker sleeps, some other worker is
+ * awake and bound to pop it. Two rules give this.
+ * (1) A push meets a sleeping or spinning worker. A worker leaving the spin
+ *     decrements spinning, then (under the mutex) increments sleep and
+ *     re-checks the global queue; a pusher appends to the global queue,
+ *     then after a full fence reads spinning and sleep. In the total order
+ *     of those seq-cst operations either the worker sees the queue, or the
+ *     pusher sees it spinning (it sees the queue before it stops, or when it
+ *     re-checks on its way to sleep) or sleeping (and signals it: the
+ *     sleeper holds the mutex from its re-check until it waits).
+ * (2) A spinner absorbs any number of pushes but takes one queue. Without
+ *     more, queues pushed during one spin would wait, next to sleeping
+ *     workers, until that one finished its message (forever, if it loops):
+ *     no later push need come to wake anyone. So the pop that takes a queue
+ *     and leaves others calls wakeup() again, from a worker that no longer
+ *     counts as spinning: each queue wakes the next worker in turn. The pop
+ *     and its look at the rest share the global lock with the pushes, so a
+ *     queue appended after that look was pushed after the popper stopped
+ *     spinning and falls under (1).
+ * A worker woken for a queue that another worker took first finds nothing
+ * and goes back to sleep, which costs a futex call and loses nothing. The
+ * timer thread therefore never wakes workers. test_sched's idle wake case
+ * pushes two queues into a spin while the other worker sleeps; without (2)
+ * the second waits for the first's message to end.
  *
  * Timer thread: advances the wheel to the monotonic clock, then sleeps
  * until the tick of the next pending deadline (at most TIMER_MAX_SLEEP_US),
@@ -90,12 +110,17 @@ struct worker_parm {
 };
 
 static struct monitor *M = NULL;
-static volatile sig_atomic_t SIGHUP_PENDING = 0;
+/*
+ * Set by the SIGHUP handler, on whichever thread the signal lands; cleared by
+ * the timer thread. An atomic (lock-free for int, so safe in a handler): a
+ * volatile flag would be a data race between those two threads.
+ */
+static ATOM_INT SIGHUP_PENDING = 0;
 
 static void
 handle_hup(int signal) {
 	if (signal == SIGHUP)
-		SIGHUP_PENDING = 1;
+		ATOM_STORE(&SIGHUP_PENDING, 1);
 }
 
 static void
@@ -196,10 +221,8 @@ thread_timer(void *p) {
 		}
 		if (skynet_context_total() == 0)
 			break;
-		if (SIGHUP_PENDING) {
-			SIGHUP_PENDING = 0;
+		if (ATOM_XCHG(&SIGHUP_PENDING, 0))
 			signal_hup();
-		}
 	}
 	skynet_socket_exit();
 	stop_all(m);
@@ -359,10 +382,10 @@ bootstrap(struct skynet_context *logger, const char *cmdline) {
 	while (cmdline[arg_pos] == ' ')
 		arg_pos++;
 	strcpy(args, cmdline + arg_pos);
-	struct skynet_context *ctx = skynet_context_new(name, args);
+	uint32_t handle = skynet_context_new(name, args);
 	skynet_free(name);
 	skynet_free(args);
-	if (ctx == NULL) {
+	if (handle == 0) {
 		skynet_error(NULL, "Bootstrap error : %s", cmdline);
 		skynet_context_dispatchall(logger);
 		exit(1);
@@ -407,13 +430,15 @@ skynet_start(struct skynet_config *config) {
 	skynet_socket_init();
 	skynet_profile_enable(config->profile);
 
-	struct skynet_context *logger = skynet_context_new(config->logservice, config->logger);
+	uint32_t logger_handle = skynet_context_new(config->logservice, config->logger);
+	// No worker runs yet, so the logger cannot have exited before this grab.
+	struct skynet_context *logger = logger_handle ? skynet_handle_grab(logger_handle) : NULL;
 	if (logger == NULL) {
 		fprintf(stderr, "Can't launch %s service\n", config->logservice);
 		exit(1);
 	}
-	skynet_handle_namehandle(skynet_context_handle(logger), "logger");
-	skynet_context_reserve(logger);
+	skynet_handle_namehandle(logger_handle, "logger");
+	skynet_context_reserve(logger); // keeps the reference grabbed above
 
 	bootstrap(logger, config->bootstrap);
 	run_threads(config->thread, config->virtual_time);

@@ -29,6 +29,20 @@ fixture_setup(int harbor, const struct skynet_module *mods, size_t n, bool virtu
 	skynet_timer_init(virtual_time);
 }
 
+/*
+ * Launch a service and return its context, or NULL. Borrowed: the handle
+ * table's reference keeps it alive until it retires (a fixture runs no other
+ * thread that could retire it meanwhile).
+ */
+static inline struct skynet_context *
+fixture_service(const char *name, const char *param) {
+	uint32_t handle = skynet_context_new(name, param);
+	struct skynet_context *ctx = handle ? skynet_handle_grab(handle) : NULL;
+	if (ctx)
+		skynet_context_release(ctx); // the table still holds one
+	return ctx;
+}
+
 static void
 fixture_drop(struct skynet_message *msg, void *ud) {
 	skynet_free(msg->data);

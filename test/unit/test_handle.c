@@ -1,11 +1,16 @@
-/* Handle table: registration, retirement, reuse rules, growth, names, wrap. */
+/*
+ * Handle table: registration, retirement, reuse rules, growth, names, wrap,
+ * and a concurrent stress of register/grab/retire.
+ */
 #include "tt.h"
 
 #include "fixture.h"
 
 #include "skynet.h"
 #include "skynet_env.h"
+#include "atomic.h"
 
+#include <pthread.h>
 #include <string.h>
 
 static int
@@ -33,8 +38,7 @@ teardown(void) {
 
 static uint32_t
 new_service(void) {
-	struct skynet_context *ctx = skynet_context_new("nop", NULL);
-	return ctx ? skynet_context_handle(ctx) : 0;
+	return skynet_context_new("nop", NULL);
 }
 
 static void
@@ -149,7 +153,7 @@ static void
 command_names(int *failed) {
 	setup(0);
 	skynet_env_init();
-	struct skynet_context *ctx = skynet_context_new("nop", NULL);
+	struct skynet_context *ctx = fixture_service("nop", NULL);
 	uint32_t other = new_service();
 	const char *r = skynet_command(ctx, "REG", NULL);
 	TT_CHECK(r && strcmp(r, ":1") == 0);
@@ -174,6 +178,175 @@ command_names(int *failed) {
 	skynet_env_exit();
 }
 
+/*
+ * A KILL that lands the moment a new service becomes runnable (standing in
+ * for one from another worker, which may run as soon as the service's queue
+ * is scheduled): the wake-up hook of the global queue retires the service
+ * there. LAUNCH must still answer with its handle, without touching the
+ * freed context (ASan reports a use after free otherwise).
+ */
+static uint32_t KILL_ON_WAKE;
+
+static void
+kill_on_wake(void) {
+	uint32_t handle = KILL_ON_WAKE;
+	KILL_ON_WAKE = 0;
+	if (handle)
+		skynet_handle_retire(handle);
+}
+
+static void
+launch_killed_at_once(int *failed) {
+	setup(0);
+	skynet_env_init();
+	struct skynet_context *launcher = fixture_service("nop", NULL);
+	TT_CHECK(launcher != NULL && skynet_context_handle(launcher) == 1);
+	skynet_mq_set_wakeup(kill_on_wake);
+	KILL_ON_WAKE = 2; // the next handle
+	const char *r = skynet_command(launcher, "LAUNCH", "nop");
+	TT_CHECK(KILL_ON_WAKE == 0); // the hook ran
+	TT_CHECK(r && strcmp(r, ":00000002") == 0);
+	TT_CHECK(skynet_handle_grab(2) == NULL);
+	TT_CHECK(skynet_context_total() == 1); // the launcher
+	skynet_mq_set_wakeup(NULL);
+	teardown();
+	skynet_env_exit();
+}
+
+/* A service that exits during its own init: no handle comes back, nothing stays. */
+static int
+exit_in_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	skynet_command(ctx, "EXIT", NULL);
+	return 0;
+}
+
+static void
+exit_during_init(int *failed) {
+	setup(0);
+	const struct skynet_module m = {.name = "quitter", .init = exit_in_init};
+	skynet_module_insert(&m);
+	int total = skynet_context_total();
+	TT_CHECK(skynet_context_new("quitter", NULL) == 0);
+	TT_CHECK(skynet_handle_grab(1) == NULL);
+	TT_CHECK(skynet_handle_count() == 0);
+	TT_CHECK(skynet_context_total() == total);
+	TT_CHECK(skynet_context_new("missing", NULL) == 0);
+	teardown();
+}
+
+/*
+ * concurrent: on a fresh table each round, CREATORS threads create services
+ * (each keeping every other one alive, so the table doubles again and again
+ * while others register) and a prober pushes to and grabs the handles about
+ * to be handed out. Handles are sequential within a round, so the prober
+ * aims at the next few. Checks: a handle is grabbable, as itself, from its
+ * creation until it retires and never afterwards; a context anyone can grab
+ * is complete (a push needs its queue); the table ends empty.
+ */
+#define CREATORS 3
+#define LIVE_MAX 2048
+
+static ATOM_INT CONC_BAD;     // failed checks, from any thread
+static ATOM_INT CONC_CREATED; // services created this round
+static ATOM_INT CONC_RUNNING; // creators still running
+static ATOM_INT CONC_HITS;    // pushes the prober got through
+static int CONC_PER_THREAD;
+
+static void
+conc_check(bool ok) {
+	if (!ok)
+		ATOM_FINC(&CONC_BAD);
+}
+
+/* handle is registered as itself. */
+static bool
+grabbable(uint32_t handle) {
+	struct skynet_context *ctx = skynet_handle_grab(handle);
+	if (ctx == NULL)
+		return false;
+	bool same = skynet_context_handle(ctx) == handle;
+	skynet_context_release(ctx);
+	return same;
+}
+
+static void
+conc_retire(uint32_t handle) {
+	conc_check(grabbable(handle));
+	conc_check(skynet_handle_retire(handle) == 1);
+	conc_check(!grabbable(handle));
+	conc_check(skynet_handle_retire(handle) == 0);
+}
+
+static void *
+conc_creator(void *ud) {
+	uint32_t *live = skynet_malloc(LIVE_MAX * sizeof(*live));
+	int head = 0, n = 0;
+	uint32_t rng = (uint32_t)(uintptr_t)ud * 2654435761u + 1;
+	for (int i = 0; i < CONC_PER_THREAD; i++) {
+		uint32_t h = skynet_context_new("nop", NULL);
+		ATOM_FINC(&CONC_CREATED);
+		conc_check(h != 0 && grabbable(h));
+		live[(head + n++) % LIVE_MAX] = h;
+		rng = rng * 1103515245 + 12345;
+		conc_check(grabbable(live[(head + (rng >> 8) % n) % LIVE_MAX]));
+		if (i % 2 == 1 || n == LIVE_MAX) {
+			conc_retire(live[head]);
+			head = (head + 1) % LIVE_MAX;
+			n--;
+		}
+	}
+	while (n > 0) {
+		conc_retire(live[head]);
+		head = (head + 1) % LIVE_MAX;
+		n--;
+	}
+	skynet_free(live);
+	ATOM_FDEC(&CONC_RUNNING);
+	return NULL;
+}
+
+static void *
+conc_prober(void *ud) {
+	struct skynet_message msg = {.source = 0, .session = 0, .data = NULL, .sz = 0};
+	while (ATOM_LOAD(&CONC_RUNNING) > 0) {
+		uint32_t next = (uint32_t)ATOM_LOAD(&CONC_CREATED) + 1;
+		for (uint32_t h = next; h < next + CREATORS; h++) {
+			if (skynet_context_push(h, &msg) == 0)
+				ATOM_FINC(&CONC_HITS);
+			struct skynet_context *ctx = skynet_handle_grab(h);
+			if (ctx) {
+				conc_check(skynet_context_handle(ctx) == h);
+				skynet_context_release(ctx);
+			}
+		}
+	}
+	return NULL;
+}
+
+static void
+concurrent_register_grab_retire(int *failed) {
+	int rounds = tt_stress() ? 40 : 20;
+	CONC_PER_THREAD = 1500;
+	ATOM_STORE(&CONC_BAD, 0);
+	ATOM_STORE(&CONC_HITS, 0);
+	for (int r = 0; r < rounds; r++) {
+		setup(0);
+		ATOM_STORE(&CONC_CREATED, 0);
+		ATOM_STORE(&CONC_RUNNING, CREATORS);
+		pthread_t t[CREATORS + 1];
+		for (int i = 0; i < CREATORS; i++)
+			TT_CHECK(pthread_create(&t[i], NULL, conc_creator, (void *)(uintptr_t)(r * 8 + i)) ==
+			         0);
+		TT_CHECK(pthread_create(&t[CREATORS], NULL, conc_prober, NULL) == 0);
+		for (int i = 0; i <= CREATORS; i++)
+			pthread_join(t[i], NULL);
+		TT_CHECK(skynet_handle_count() == 0);
+		teardown();
+	}
+	TT_CHECK(ATOM_LOAD(&CONC_BAD) == 0);
+	TT_CHECK(ATOM_LOAD(&CONC_HITS) > 0); // the prober did reach new services
+}
+
 int
 main(void) {
 	skynet_globalinit();
@@ -184,6 +357,9 @@ main(void) {
 	TT_RUN(cursor_wraps_skipping_live);
 	TT_RUN(names);
 	TT_RUN(command_names);
+	TT_RUN(launch_killed_at_once);
+	TT_RUN(exit_during_init);
+	TT_RUN(concurrent_register_grab_retire);
 	skynet_globalexit();
 	return tt_summary();
 }

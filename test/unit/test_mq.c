@@ -156,6 +156,88 @@ overload_once_per_doubling(int *failed) {
 	skynet_mq_exit();
 }
 
+/*
+ * Grow the backlog by one per pop (push two, pop one) for rounds rounds,
+ * recording each warning skynet_mq_overload reports after a pop. Returns the
+ * number recorded (at most max).
+ */
+static int
+grow_and_watch(struct message_queue *q, int rounds, int *seen, int max) {
+	struct skynet_message m = msg_n(0);
+	int n = 0;
+	for (int i = 0; i < rounds; i++) {
+		skynet_mq_push(q, &m);
+		skynet_mq_push(q, &m);
+		skynet_mq_pop(q, &m);
+		int overload = skynet_mq_overload(q);
+		if (overload && n < max)
+			seen[n] = overload;
+		if (overload)
+			n++;
+	}
+	return n;
+}
+
+static void
+overload_warns_at_each_doubling(int *failed) {
+	skynet_mq_init();
+	struct message_queue *q = skynet_mq_create(1);
+	struct skynet_message m;
+	int seen[8];
+	// 10,000 rounds leave 10,000 queued: past 1024, 2048, 4096 and 8192, one warning each.
+	TT_CHECK(grow_and_watch(q, 10000, seen, 8) == 4);
+	TT_CHECK(seen[0] == 1025 && seen[1] == 2049 && seen[2] == 4097 && seen[3] == 8193);
+	// Shrinking without draining keeps the threshold (16384): growing back is no new crossing.
+	for (int i = 0; i < 9000; i++)
+		skynet_mq_pop(q, &m);
+	TT_CHECK(skynet_mq_overload(q) == 0);
+	TT_CHECK(grow_and_watch(q, 5000, seen, 8) == 0);
+	// Drained: the next crossing of 1024 warns again, once.
+	while (skynet_mq_pop(q, &m) == 0)
+		TT_CHECK(skynet_mq_overload(q) == 0);
+	TT_CHECK(grow_and_watch(q, 2000, seen, 8) == 1);
+	TT_CHECK(seen[0] == 1025);
+	while (skynet_mq_pop(q, &m) == 0)
+		;
+	skynet_mq_mark_release(q);
+	skynet_mq_release(skynet_globalmq_pop(), NULL, NULL);
+	skynet_mq_exit();
+}
+
+/*
+ * A pop that leaves other queues in the global queue calls the wake-up hook
+ * again: a worker that took one queue hands the rest on to a sleeper (pushes
+ * that saw a spinning worker woke nobody).
+ */
+static void
+pop_passes_wakeup_on(int *failed) {
+	skynet_mq_init();
+	skynet_mq_set_wakeup(count_wakeup);
+	WAKEUPS = 0;
+	struct message_queue *q[3];
+	for (int i = 0; i < 3; i++) {
+		q[i] = skynet_mq_create(i + 1);
+		skynet_globalmq_push(q[i]);
+	}
+	TT_CHECK(WAKEUPS == 3);
+	TT_CHECK(skynet_globalmq_pop() == q[0]);
+	TT_CHECK(WAKEUPS == 4); // two left
+	TT_CHECK(skynet_globalmq_pop() == q[1]);
+	TT_CHECK(WAKEUPS == 5); // one left
+	TT_CHECK(skynet_globalmq_pop() == q[2]);
+	TT_CHECK(WAKEUPS == 5); // none left: nothing to hand on
+	TT_CHECK(skynet_globalmq_pop() == NULL);
+	TT_CHECK(WAKEUPS == 5);
+	skynet_mq_set_wakeup(NULL);
+	for (int i = 0; i < 3; i++) {
+		struct skynet_message m;
+		TT_CHECK(skynet_mq_pop(q[i], &m) == 1);
+		skynet_mq_mark_release(q[i]);
+		skynet_mq_release(skynet_globalmq_pop(), NULL, NULL);
+	}
+	skynet_mq_exit();
+}
+
 static int DROPPED;
 
 static void
@@ -194,6 +276,8 @@ main(void) {
 	TT_RUN(global_membership);
 	TT_RUN(global_fifo);
 	TT_RUN(overload_once_per_doubling);
+	TT_RUN(overload_warns_at_each_doubling);
+	TT_RUN(pop_passes_wakeup_on);
 	TT_RUN(release_drains);
 	return tt_summary();
 }

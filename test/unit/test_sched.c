@@ -10,6 +10,9 @@
  * dead handles: requests queued to a service that exits come back as
  * PTYPE_ERROR with their sessions; a send to a handle that never existed
  * fails at once.
+ *
+ * Then: the overload warning in the log, a lost-wakeup detector (idle wake)
+ * and SIGHUP reaching the logger; each case explains itself below.
  */
 #include "tt.h"
 
@@ -20,10 +23,15 @@
 #include "skynet_monitor.h"
 #include "skynet_server.h"
 #include "skynet_start.h"
+#include "skynet_timer.h"
+#include "skynet_cond.h"
 #include "atomic.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #define NSVC  12
 #define BATCH 7
@@ -131,8 +139,7 @@ driver_init(void *inst, struct skynet_context *ctx, const char *parm) {
 	for (int i = 0; i < NSVC; i++) {
 		char arg[16];
 		snprintf(arg, sizeof(arg), "%d", i);
-		struct skynet_context *c = skynet_context_new("stress", arg);
-		HANDLES[i] = c ? skynet_context_handle(c) : 0;
+		HANDLES[i] = skynet_context_new("stress", arg);
 	}
 	for (int i = 0; i < NSVC; i++)
 		skynet_send(ctx, 0, HANDLES[i], PTYPE_TEXT, 0, "go", 2);
@@ -145,10 +152,14 @@ driver_init(void *inst, struct skynet_context *ctx, const char *parm) {
 static int OVERLOAD_SEEN[8];
 static int OVERLOAD_N;
 
+static ATOM_INT HUP_SEEN; // the logger got the reopen request SIGHUP turns into
+
 static int
 quiet_logger_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
                 const void *msg, size_t sz) {
 	static const char prefix[] = "error: May overload, message queue length = ";
+	if (type == PTYPE_SYSTEM)
+		ATOM_STORE(&HUP_SEEN, 1);
 	if (sz > sizeof(prefix) - 1 && memcmp(msg, prefix, sizeof(prefix) - 1) == 0 && OVERLOAD_N < 8)
 		OVERLOAD_SEEN[OVERLOAD_N++] = atoi((const char *)msg + sizeof(prefix) - 1);
 	if (getenv("TT_VERBOSE"))
@@ -253,8 +264,7 @@ asker_init(void *inst, struct skynet_context *ctx, const char *parm) {
 	struct asker *a = &ASKER;
 	memset(a, 0, sizeof(*a));
 	skynet_callback(ctx, NULL, asker_cb);
-	struct skynet_context *dead = skynet_context_new("dead", NULL);
-	a->target = skynet_context_handle(dead);
+	a->target = skynet_context_new("dead", NULL);
 	// One worker runs this init before any worker starts: the target cannot run yet.
 	skynet_send(ctx, 0, a->target, PTYPE_TEXT, 0, "die", 3);
 	for (int i = 0; i < NREQ; i++) {
@@ -329,6 +339,209 @@ overload_warned_once_per_doubling(int *failed) {
 	TT_CHECK(FLOOD_LEFT == 0);
 }
 
+/*
+ * idle wake: a lost-wakeup detector. Each round, in virtual time, the timer
+ * fires a "poke" once every worker sleeps: its push wakes one worker, which
+ * runs the poke, goes idle and spins, while the other worker sleeps on. An
+ * outside thread X (standing in for the socket thread) sees the poke ran,
+ * waits a varying few microseconds (so that over the rounds its pushes land
+ * inside that spin), then pushes one message to "blocker" and one to "target". The
+ * blocker is first in the global queue; its callback waits (blocked, like a
+ * long computation) until the target ran. A target queue left in the global
+ * queue while a worker sleeps does not run until the blocker gives up after
+ * WAKE_DEADLINE_US: that round counts as a stall and ends the test. The
+ * blocker then arms the next round's poke.
+ */
+#define WAKE_DEADLINE_US 5000000L
+
+static uint32_t WAKE_BLOCKER, WAKE_TARGET, WAKE_POKE;
+static int WAKE_ROUNDS;
+static ATOM_INT WAKE_POKED; // round whose poke ran
+static struct skynet_cond WAKE_COND;
+static int WAKE_TARGET_RAN; // WAKE_COND: round whose target message ran
+static int WAKE_DONE;       // WAKE_COND: round whose blocker message finished
+static int WAKE_STALLS;     // WAKE_COND
+static pthread_t WAKE_THREAD;
+
+static uint64_t
+now_us(void) {
+	struct timespec ti;
+	clock_gettime(CLOCK_MONOTONIC, &ti);
+	return (uint64_t)ti.tv_sec * 1000000 + (uint64_t)ti.tv_nsec / 1000;
+}
+
+static inline void
+pause_cpu(void) {
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* Caller holds WAKE_COND: wait until *v reaches round or deadline_us passes. */
+static bool
+wait_round(int *v, int round, long deadline_us) {
+	uint64_t deadline = now_us() + deadline_us;
+	while (*v < round) {
+		uint64_t now = now_us();
+		if (now >= deadline)
+			return false;
+		skynet_cond_timedwait(&WAKE_COND, (long)(deadline - now));
+	}
+	return true;
+}
+
+static void
+set_round(int *v, int round) {
+	skynet_cond_lock(&WAKE_COND);
+	*v = round;
+	skynet_cond_broadcast(&WAKE_COND);
+	skynet_cond_unlock(&WAKE_COND);
+}
+
+static void
+wake_push(uint32_t handle, int session) {
+	struct skynet_message msg = {
+	    .source = 0, .session = session, .data = NULL, .sz = skynet_message_sz(PTYPE_CLIENT, 0)};
+	skynet_context_push(handle, &msg);
+}
+
+/* Spin until the poke of round ran (it takes microseconds); false after the deadline. */
+static bool
+wait_poked(int round) {
+	uint64_t deadline = now_us() + WAKE_DEADLINE_US;
+	while (ATOM_LOAD(&WAKE_POKED) < round) {
+		pause_cpu();
+		if (now_us() > deadline)
+			return false;
+	}
+	return true;
+}
+
+static void *
+wake_pusher(void *ud) {
+	uint32_t rng = 12345;
+	for (int round = 1; round <= WAKE_ROUNDS; round++) {
+		if (!wait_poked(round))
+			break;
+		rng = rng * 1103515245 + 12345;
+		// The poke's worker spins for 2000 pauses; X is usually late already.
+		int delay = (int)((rng >> 16) % 512);
+		for (int i = 0; i < delay; i++)
+			pause_cpu();
+		wake_push(WAKE_BLOCKER, round);
+		wake_push(WAKE_TARGET, round);
+		skynet_cond_lock(&WAKE_COND);
+		bool done = wait_round(&WAKE_DONE, round, 2 * WAKE_DEADLINE_US);
+		bool stalled = WAKE_STALLS > 0;
+		skynet_cond_unlock(&WAKE_COND);
+		if (!done || stalled)
+			break; // one stall proves it: do not wait out more deadlines
+	}
+	wake_push(WAKE_BLOCKER, -1);
+	wake_push(WAKE_TARGET, -1);
+	wake_push(WAKE_POKE, -1);
+	return NULL;
+}
+
+static int
+wake_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+        const void *msg, size_t sz) {
+	uint32_t self = skynet_context_handle(ctx);
+	if (session < 0) {
+		skynet_command(ctx, "EXIT", NULL);
+	} else if (self == WAKE_POKE) {
+		ATOM_STORE(&WAKE_POKED, session);
+	} else if (self == WAKE_TARGET) {
+		set_round(&WAKE_TARGET_RAN, session);
+	} else {
+		skynet_cond_lock(&WAKE_COND);
+		if (!wait_round(&WAKE_TARGET_RAN, session, WAKE_DEADLINE_US))
+			WAKE_STALLS++;
+		WAKE_DONE = session;
+		skynet_cond_broadcast(&WAKE_COND);
+		skynet_cond_unlock(&WAKE_COND);
+		if (session < WAKE_ROUNDS)
+			skynet_timeout(WAKE_POKE, 1, session + 1); // fires once all workers sleep
+	}
+	return 0;
+}
+
+static int
+wake_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	skynet_callback(ctx, NULL, wake_cb);
+	return 0;
+}
+
+static int
+wake_driver_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	WAKE_BLOCKER = skynet_context_new("wake", NULL);
+	WAKE_TARGET = skynet_context_new("wake", NULL);
+	WAKE_POKE = skynet_context_new("wake", NULL);
+	if (pthread_create(&WAKE_THREAD, NULL, wake_pusher, NULL) != 0)
+		return 1;
+	skynet_timeout(WAKE_POKE, 1, 1);
+	skynet_callback(ctx, NULL, driver_cb);
+	skynet_send(ctx, 0, skynet_context_handle(ctx), PTYPE_TEXT, 0, "exit", 4);
+	return 0;
+}
+
+static void
+idle_worker_woken_for_queued_work(int *failed) {
+	WAKE_ROUNDS = tt_stress() ? 3000 : 1000;
+	ATOM_STORE(&WAKE_POKED, 0);
+	skynet_cond_init(&WAKE_COND);
+	WAKE_TARGET_RAN = WAKE_DONE = WAKE_STALLS = 0;
+	run_node(2, "wake_driver", true);
+	pthread_join(WAKE_THREAD, NULL);
+	TT_CHECK(WAKE_STALLS == 0);
+	TT_CHECK(WAKE_DONE == WAKE_ROUNDS);
+	TT_CHECK(skynet_context_total() == 0);
+	skynet_cond_destroy(&WAKE_COND);
+}
+
+/*
+ * sighup: after a few virtual-time timeouts (so the timer thread has looked
+ * at the pending-signal flag already), a service sends SIGHUP to the main
+ * thread, which is blocked joining the node's threads (where a kill -HUP
+ * from outside usually lands), then polls with timeouts until the logger got
+ * the reopen request. The flag is written on one thread and read on the
+ * timer thread: TSan reports a data race unless it is atomic.
+ */
+#define HUP_MAX_POLLS 100
+
+static pthread_t MAIN_THREAD;
+static int HUP_POLLS;
+
+static int
+hup_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+       const void *msg, size_t sz) {
+	if (type == PTYPE_RESPONSE && ++HUP_POLLS == 3) {
+		pthread_kill(MAIN_THREAD, SIGHUP);
+	} else if ((HUP_POLLS > 3 && ATOM_LOAD(&HUP_SEEN)) || HUP_POLLS >= HUP_MAX_POLLS) {
+		skynet_command(ctx, "EXIT", NULL);
+		return 0;
+	}
+	skynet_command(ctx, "TIMEOUT", "10");
+	return 0;
+}
+
+static int
+hup_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	skynet_callback(ctx, NULL, hup_cb);
+	skynet_command(ctx, "TIMEOUT", "10");
+	return 0;
+}
+
+static void
+sighup_reaches_logger(int *failed) {
+	MAIN_THREAD = pthread_self();
+	ATOM_STORE(&HUP_SEEN, 0);
+	HUP_POLLS = 0;
+	run_node(2, "hup", true);
+	TT_CHECK(ATOM_LOAD(&HUP_SEEN) == 1);
+	TT_CHECK(HUP_POLLS < HUP_MAX_POLLS);
+}
+
 static void
 insert_modules(void) {
 	static const struct skynet_module mods[] = {
@@ -338,6 +551,9 @@ insert_modules(void) {
 	    {.name = "dead", .init = dead_init},
 	    {.name = "asker", .init = asker_init},
 	    {.name = "flood", .init = flood_init},
+	    {.name = "wake", .init = wake_init},
+	    {.name = "wake_driver", .init = wake_driver_init},
+	    {.name = "hup", .init = hup_init},
 	};
 	for (size_t i = 0; i < sizeof(mods) / sizeof(mods[0]); i++)
 		skynet_module_insert(&mods[i]);
@@ -351,6 +567,8 @@ main(void) {
 	TT_RUN(dead_handle_requests_get_errors);
 	TT_RUN(monitor_flags_endless_once);
 	TT_RUN(overload_warned_once_per_doubling);
+	TT_RUN(idle_worker_woken_for_queued_work);
+	TT_RUN(sighup_reaches_logger);
 	skynet_env_exit();
 	skynet_globalexit();
 	return tt_summary();

@@ -65,7 +65,7 @@ setup(bool virtual_time, uint64_t clock_cs) {
 	skynet_timer_set_clock(fake_clock);
 	fixture_setup(0, &m, 1, virtual_time);
 	skynet_timer_set_kick(count_kick);
-	return skynet_context_new("collect", NULL);
+	return fixture_service("collect", NULL);
 }
 
 static void
@@ -177,7 +177,7 @@ cancel_sends_nothing(int *failed) {
 static void
 retired_service_takes_its_timers(int *failed) {
 	struct skynet_context *ctx = setup(false, 100);
-	struct skynet_context *other = skynet_context_new("collect", NULL);
+	struct skynet_context *other = fixture_service("collect", NULL);
 	uint32_t h = skynet_context_handle(ctx);
 	uint32_t o = skynet_context_handle(other);
 	for (int i = 1; i <= 1000; i++)
