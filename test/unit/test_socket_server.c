@@ -1348,7 +1348,7 @@ accepts_dropped_with_their_service_are_closed(int *failed) {
 	pthread_t thread;
 	if (pthread_create(&thread, NULL, node_socket_thread, NULL) != 0)
 		abort();
-	struct skynet_context *ctx = skynet_context_new("holder", NULL);
+	struct skynet_context *ctx = fixture_service("holder", NULL);
 	TT_CHECK(ctx != NULL);
 	int lid = skynet_socket_listen(ctx, "127.0.0.1", 0, PEERS);
 	TT_CHECK(lid >= 0);
