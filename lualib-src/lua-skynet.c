@@ -38,7 +38,10 @@
  *       the core frees msg after f returns; with forward it does not (f must
  *       trash or pass it on). An error escaping f is logged as
  *       "lua call [:%08x to :%08x : %d msgsz = %zu] error : <traceback>".
- *       No table is allocated per message.
+ *       No table is allocated per message. When the host stores C functions
+ *       in the registry under "snlua.enter" and "snlua.leave" (snlua does),
+ *       each message runs between enter(L) and leave(L), called directly
+ *       (not through lua_call) with the main thread; they use no stack slot.
  *   trace(tag, text[, co][, level])
  *       Logs "<TRACE tag> <hpc ns> text". With co (a thread) or level (an
  *       integer, default 1 when only co is given) it appends
@@ -87,8 +90,16 @@ struct payload {
 	int tag; // 0 or PTYPE_TAG_DONTCOPY
 };
 
-/* Registry key of the Lua message callback: the address is unique per process. */
-static const char CALLBACK_KEY = 0;
+/* Registry keys: their addresses are unique per process. */
+static const char CALLBACK_KEY = 0; // the Lua message callback
+static const char RUNNER_KEY = 0;   // the struct lua_runner of the state
+
+/* The callback's ud: one per state, a full userdata anchored in the registry. */
+struct lua_runner {
+	lua_State *L;        // borrowed: the main thread, lives as long as this record
+	lua_CFunction enter; // the host's hooks around each message, or NULL
+	lua_CFunction leave;
+};
 
 static struct skynet_context *
 ctx_of(lua_State *L) {
@@ -463,10 +474,11 @@ traceback(lua_State *L) {
 	return 1;
 }
 
-/* Run the Lua callback on the main thread L; errors are logged here. */
+/* Run the Lua callback on the main thread; errors are logged here. */
 static void
-dispatch(struct skynet_context *ctx, lua_State *L, int type, int session, uint32_t source,
+dispatch(struct skynet_context *ctx, struct lua_runner *r, int type, int session, uint32_t source,
          const void *msg, size_t sz) {
+	lua_State *L = r->L;
 	int top = lua_gettop(L);
 	lua_pushcfunction(L, traceback);
 	lua_rawgetp(L, LUA_REGISTRYINDEX, &CALLBACK_KEY);
@@ -475,7 +487,12 @@ dispatch(struct skynet_context *ctx, lua_State *L, int type, int session, uint32
 	lua_pushinteger(L, (lua_Integer)sz);
 	lua_pushinteger(L, session);
 	lua_pushinteger(L, source);
-	if (lua_pcall(L, 5, 0, top + 1) != LUA_OK) {
+	if (r->enter != NULL)
+		r->enter(L);
+	int status = lua_pcall(L, 5, 0, top + 1);
+	if (r->leave != NULL)
+		r->leave(L);
+	if (status != LUA_OK) {
 		const char *err = lua_tostring(L, -1);
 		skynet_error(ctx, "lua call [:%08x to :%08x : %d msgsz = %zu] error : %s", source,
 		             skynet_current_handle(), session, sz, err ? err : "(error object)");
@@ -497,15 +514,41 @@ forward_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t
 	return 1; // the Lua side keeps msg (it trashes or redirects it)
 }
 
+static lua_CFunction
+registry_cfunction(lua_State *L, const char *name) {
+	lua_getfield(L, LUA_REGISTRYINDEX, name);
+	lua_CFunction f = lua_tocfunction(L, -1);
+	lua_pop(L, 1);
+	return f;
+}
+
+/* The state's runner record, made on first use; it is never replaced. */
+static struct lua_runner *
+runner_of(lua_State *L) {
+	if (lua_rawgetp(L, LUA_REGISTRYINDEX, &RUNNER_KEY) == LUA_TUSERDATA) {
+		struct lua_runner *r = lua_touserdata(L, -1);
+		lua_pop(L, 1);
+		return r;
+	}
+	lua_pop(L, 1);
+	struct lua_runner *r = lua_newuserdatauv(L, sizeof(*r), 0);
+	lua_rawsetp(L, LUA_REGISTRYINDEX, &RUNNER_KEY);
+	lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+	r->L = lua_tothread(L, -1);
+	lua_pop(L, 1);
+	r->enter = registry_cfunction(L, "snlua.enter");
+	r->leave = registry_cfunction(L, "snlua.leave");
+	return r;
+}
+
 static int
 lcallback(lua_State *L) {
 	luaL_checktype(L, 1, LUA_TFUNCTION);
 	bool forward = lua_toboolean(L, 2);
 	lua_settop(L, 1);
+	struct lua_runner *r = runner_of(L);
 	lua_rawsetp(L, LUA_REGISTRYINDEX, &CALLBACK_KEY);
-	lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
-	lua_State *main = lua_tothread(L, -1);
-	skynet_callback(ctx_of(L), main, forward ? forward_cb : callback_cb);
+	skynet_callback(ctx_of(L), r, forward ? forward_cb : callback_cb);
 	return 0;
 }
 

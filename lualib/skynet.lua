@@ -105,8 +105,12 @@ local running_thread = nil
 local unpacking = false -- a request is being unpacked (error => reply error)
 local errors = nil -- error texts collected during one dispatch
 
--- FIFOs: wakeup (sessions), error (sessions), fork (coroutines + args)
-local wq, wq_h, wq_t = {}, 1, 0
+-- FIFOs: wakeup (sessions, and the token each came from), error
+-- (sessions), fork (coroutines + args). woken maps a token whose wakeup is
+-- queued but not yet run to its queued session, so a second wakeup of it
+-- still returns true (and queues nothing).
+local wq, wq_token, wq_h, wq_t = {}, {}, 1, 0
+local woken = {}
 local eq, eq_h, eq_t = {}, 1, 0
 local fq, fq_args, fq_h, fq_t = {}, {}, 1, 0
 
@@ -127,6 +131,7 @@ local S = {
 	fork_queue = fq,
 	fork_args = fq_args,
 	wakeup_queue = wq,
+	woken = woken,
 	init_thread = nil, -- the start coroutine while it runs
 	info_func = nil, -- skynet.info_func
 	exited = false,
@@ -316,9 +321,13 @@ local function run(co, ok, cmd)
 			co = nil
 		end
 		if wq_h <= wq_t then
-			local s = wq[wq_h]
+			local s, token = wq[wq_h], wq_token[wq_h]
 			wq[wq_h] = nil
+			wq_token[wq_h] = nil
 			wq_h = wq_h + 1
+			if woken[token] == s then
+				woken[token] = nil
+			end
 			local timed = s > 0
 			if not timed then
 				s = -s
@@ -771,9 +780,14 @@ function skynet.wakeup(token)
 	local s = sleep_session[token]
 	if s then
 		sleep_session[token] = nil
+		woken[token] = s
 		wq_t = wq_t + 1
 		wq[wq_t] = s
+		wq_token[wq_t] = token
 		return true
+	end
+	if woken[token] then
+		return true -- woken already, not resumed yet
 	end
 end
 

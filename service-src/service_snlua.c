@@ -6,10 +6,18 @@
  * once after the loader returns) makes a growing allocation that would pass
  * it fail, so Lua raises "not enough memory" and only that call fails. A
  * warning is logged when usage passes 32 MB and again at every doubling.
+ * Exiting must never need memory the service cannot get: skynet.exit first
+ * calls registry "snlua.exit_reserve", which lets the heap grow up to
+ * SNLUA_EXIT_RESERVE bytes past the limit for the rest of the service's life
+ * (bounded: a runaway __close handler still meets a limit). skynet.memlimit
+ * also loads the exit code before the limit applies, so exit never loads a
+ * module. Only entering exit itself (a CallInfo or a few stack slots for
+ * the call, which Lua normally keeps from earlier calls) is not covered.
  *
  * Start-up. init sends the service its own parameter as the first message
  * (PTYPE_TEXT, DONTCOPY) through a one-shot callback. That callback builds
- * the VM (libraries, registry "skynet_context", skynet.profile and
+ * the VM (libraries, registry "skynet_context" and the "snlua.*" C functions
+ * named under "memory" and "signals", skynet.profile and
  * skynet.codecache in package.preload, accounting coroutine.resume/wrap,
  * generational GC, the LUA_* globals from env) and runs the loader script.
  * Any failure is logged, "ERROR" goes to .launcher and the service exits.
@@ -20,15 +28,41 @@
  * table is guarded by CACHE.lock; entries are refcounted under that lock so
  * clear() can drop them while another state is still undumping one.
  *
- * Signals. snlua_signal runs on a foreign thread. It records the request in
- * trap and installs a count hook on the thread that runs Lua right now
- * (active), so the request is served at the next VM instruction on the
- * service's own thread: signal 0 raises "signal 0" there (this breaks an
- * endless loop), signal 1 logs the memory in use. The accounting resume
- * keeps active up to date (the main thread when no coroutine runs) and hooks
- * a newly resumed thread when a request is pending. trap_lock covers active,
- * trap and the hook fields of the threads; holding it while switching also
- * keeps a thread alive while the signal thread writes its hook.
+ * Signals. snlua_signal runs on a foreign thread, which must never touch a
+ * lua_State another thread is running (lua_sethook walks the call chain). So
+ * it only ORs a TRAP_* bit into trap (atomic) and, when a worker runs the
+ * service right now, interrupts that worker with TRAP_SIGNAL (pthread_kill).
+ * runner holds that worker's pthread_t, 0 between messages: lua-skynet.c
+ * calls dispatch_enter/dispatch_leave (registry "snlua.enter"/"snlua.leave")
+ * around every message and launch_cb does the same for the first. The
+ * handler runs on the interrupted worker itself: if the thread-local CURRENT
+ * (the instance this worker runs) has pending bits, it installs trap_hook on
+ * active, the coroutine this worker runs for it (the same thread, at an
+ * arbitrary point: the use Lua's own interpreter makes of lua_sethook from
+ * a signal handler). trap_hook takes the bits with an exchange, removes
+ * itself and serves them: signal 0 raises "signal 0" (this breaks an endless
+ * loop), signal 1 logs the memory in use. A signal that lands on a worker
+ * running another service (the service moved on) or no Lua at all finds no
+ * bits or no instance and does nothing; the bits then wait for the resume
+ * path, which loads trap once per resume (no lock) and installs the hook on
+ * the coroutine it resumes, so a request to an idle service is served at its
+ * next resume. Either the worker's store of runner comes first in the
+ * seq-cst order and the signaller interrupts it, or the signaller's OR comes
+ * first and the worker's next resume sees the bit. No hook stays installed
+ * while nothing is pending, so the VM runs at full speed (any count hook
+ * makes it trace every instruction).
+ * Framework code on the main thread (skynet.lua's dispatcher) is only
+ * hooked after TRAP_MAIN_COUNT instructions: an error raised there between
+ * two resumes could lose a waiting coroutine, while the next resume serves
+ * the bits at a safe point; a loop on the main thread (in an unpack
+ * function, say) still breaks. dispatch_leave drops such a hook.
+ * TRAP_SIGNAL is installed once per process with SA_RESTART; the workers
+ * never block it. The caller of snlua_signal holds a reference to the
+ * context, so the node (and every worker) outlives the pthread_kill.
+ * Trade-off: ThreadSanitizer delivers a signal only when the thread enters
+ * an intercepted libc call or an atomic operation, so under TSan a pure Lua
+ * loop (liblua is not instrumented) is never interrupted; the tests break a
+ * loop that calls into C there, and the pure loop only in other builds.
  *
  * Profiling. profile.start(co) attaches a record to a coroutine; the
  * accounting resume then adds the time the coroutine runs (inclusive of the
@@ -44,13 +78,16 @@
  */
 
 #include "skynet.h"
+#include "atomic.h"
 
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,17 +95,21 @@
 #include <string.h>
 #include <time.h>
 
-#define SNLUA_WARN_BYTES (32 * 1024 * 1024)
-#define SNLUA_MB         (1024.0 * 1024.0)
-#define SNLUA_WARN_BUF   256
-#define TRAP_BREAK       1 // signal 0: raise "signal 0"
-#define TRAP_MEMORY      2 // signal 1: log memory usage
-#define CACHE_MIN_SLOTS  64
-#define CACHE_MODE_ON    0 // use and fill the cache
-#define CACHE_MODE_EXIST 1 // use cached chunks, do not add new ones
-#define CACHE_MODE_OFF   2 // always read the file
+#define SNLUA_WARN_BYTES   (32 * 1024 * 1024)
+#define SNLUA_MB           (1024.0 * 1024.0)
+#define SNLUA_WARN_BUF     256
+#define SNLUA_EXIT_RESERVE (256 * 1024)
+#define TRAP_BREAK         1 // signal 0: raise "signal 0"
+#define TRAP_MEMORY        2 // signal 1: log memory usage
+#define TRAP_SIGNAL        (SIGRTMIN + 3)
+#define TRAP_MAIN_COUNT    1000000 // instructions before a trap is served on the main thread
+#define CACHE_MIN_SLOTS    64
+#define CACHE_MODE_ON      0 // use and fill the cache
+#define CACHE_MODE_EXIST   1 // use cached chunks, do not add new ones
+#define CACHE_MODE_OFF     2 // always read the file
 
 _Static_assert(LUA_EXTRASPACE >= sizeof(void *), "snlua keeps a pointer in the extra space");
+_Static_assert(sizeof(pthread_t) <= sizeof(ATOM_ULONG), "runner holds a pthread_t");
 
 /*
  * Small-object pool, one per Lua state (only the thread running the service
@@ -113,14 +154,15 @@ struct small_pool {
 struct snlua {
 	lua_State *L;               // owned
 	struct skynet_context *ctx; // borrowed: the context outlives its instance
-	size_t mem_bytes;           // only the service's thread touches these three
+	size_t mem_bytes;           // only the service's thread touches these four
 	size_t mem_warn_bytes;
-	size_t mem_limit_bytes;    // 0: no limit
-	pthread_mutex_t trap_lock; // covers active, trap and lua_sethook calls
-	lua_State *active;         // borrowed: the thread running Lua (main when idle)
-	int trap;                  // TRAP_* bits not yet served
-	struct small_pool pool;    // the state's small objects (see "memory")
-	bool warn_off;             // Lua warnings ("@off"/"@on")
+	size_t mem_limit_bytes;   // 0: no limit
+	size_t mem_reserve_bytes; // allowed past the limit once exit has begun
+	ATOM_INT trap;            // TRAP_* bits not yet served (see "signals")
+	ATOM_ULONG runner;        // pthread_t of the worker running the service, 0: none
+	ATOM_POINTER active;      // lua_State running now (main between resumes)
+	struct small_pool pool;   // the state's small objects (see "memory")
+	bool warn_off;            // Lua warnings ("@off"/"@on")
 	size_t warn_len;
 	char warn_buf[SNLUA_WARN_BUF]; // a warning being assembled from pieces
 };
@@ -273,7 +315,7 @@ state_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 		return NULL;
 	}
 	if (nsize > old_bytes && l->mem_limit_bytes != 0 &&
-	    l->mem_bytes + (nsize - old_bytes) > l->mem_limit_bytes)
+	    l->mem_bytes + (nsize - old_bytes) > l->mem_limit_bytes + l->mem_reserve_bytes)
 		return NULL; // Lua collects and retries, then raises "not enough memory"
 	void *p = pool_realloc(&l->pool, ptr, old_bytes, nsize);
 	l->mem_bytes += nsize - old_bytes; // unsigned wrap-around also covers shrinking
@@ -319,14 +361,19 @@ state_warn(void *ud, const char *msg, int tocont) {
 
 /* ---- signals ----------------------------------------------------------- */
 
+/*
+ * The instance this worker runs now (NULL between messages), for the signal
+ * handler. Initial-exec TLS: reading it in a handler never allocates.
+ */
+static __thread ATOM_POINTER CURRENT __attribute__((tls_model("initial-exec")));
+static ATOM_INT TRAP_SIGNAL_READY; // TRAP_SIGNAL's handler is installed
+static pthread_once_t TRAP_SIGNAL_ONCE = PTHREAD_ONCE_INIT;
+
 static void
 trap_hook(lua_State *L, lua_Debug *ar) {
 	struct snlua *l = state_snlua(L);
-	mutex_lock(&l->trap_lock);
-	int trap = l->trap;
-	l->trap = 0;
 	lua_sethook(L, NULL, 0, 0);
-	mutex_unlock(&l->trap_lock);
+	int trap = ATOM_XCHG(&l->trap, 0);
 	if (trap & TRAP_MEMORY)
 		skynet_error(l->ctx, "info: snlua: memory usage size_kb=%.3f", l->mem_bytes / 1024.0);
 	if (trap & TRAP_BREAK) {
@@ -337,14 +384,72 @@ trap_hook(lua_State *L, lua_Debug *ar) {
 	}
 }
 
-/* Make co the running thread; a pending signal follows it. */
+/* Serve pending bits on co, which this thread runs for l (see "signals"). */
 static void
+arm_trap(struct snlua *l, lua_State *co) {
+	lua_sethook(co, trap_hook, LUA_MASKCOUNT, co == l->L ? TRAP_MAIN_COUNT : 1);
+}
+
+/* Runs on whichever thread the signal lands on; async-signal-safe. */
+static void
+trap_signal(int sig) {
+	int saved_errno = errno;
+	/* Relaxed: CURRENT and active are written by this very thread. */
+	struct snlua *l = ATOM_LOAD_RELAXED(&CURRENT);
+	if (l != NULL && ATOM_LOAD(&l->trap) != 0)
+		arm_trap(l, ATOM_LOAD_RELAXED(&l->active));
+	errno = saved_errno;
+}
+
+static void
+install_trap_signal(void) {
+	struct sigaction old;
+	if (sigaction(TRAP_SIGNAL, NULL, &old) != 0 || old.sa_handler != SIG_DFL) {
+		skynet_error(NULL, "warn: snlua: signal %d is taken, a running loop cannot be broken",
+		             TRAP_SIGNAL);
+		return;
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = trap_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(TRAP_SIGNAL, &sa, NULL) != 0) {
+		skynet_error(NULL, "warn: snlua: sigaction failed, a running loop cannot be broken");
+		return;
+	}
+	ATOM_STORE(&TRAP_SIGNAL_READY, 1);
+}
+
+/* Make co the running thread; serve pending bits on it. */
+static inline void
 set_active(struct snlua *l, lua_State *co) {
-	mutex_lock(&l->trap_lock);
-	l->active = co;
-	if (l->trap != 0)
-		lua_sethook(co, trap_hook, LUA_MASKCOUNT, 1);
-	mutex_unlock(&l->trap_lock);
+	ATOM_STORE_RELAXED(&l->active, co); // read by trap_signal on this thread only
+	if (ATOM_LOAD(&l->trap) != 0)       // pairs with the OR in snlua_signal
+		arm_trap(l, co);
+}
+
+/*
+ * Called by lua-skynet.c (registry "snlua.enter") right before a message
+ * runs on the main thread L, directly as a C function: it uses no stack slot.
+ */
+static int
+dispatch_enter(lua_State *L) {
+	struct snlua *l = state_snlua(L);
+	ATOM_STORE_RELAXED(&CURRENT, l);                    // read by trap_signal on this thread only
+	ATOM_STORE(&l->runner, (ATOM_ULONG)pthread_self()); // pairs with the load in snlua_signal
+	return 0;
+}
+
+/* Registry "snlua.leave": right after the message; drops a deferred main-thread hook. */
+static int
+dispatch_leave(lua_State *L) {
+	struct snlua *l = state_snlua(L);
+	ATOM_STORE(&l->runner, 0);
+	ATOM_STORE_RELAXED(&CURRENT, NULL);
+	if (lua_gethook(l->L) == trap_hook)
+		lua_sethook(l->L, NULL, 0, 0); // the bits wait for the next resume
+	return 0;
 }
 
 /* ---- skynet.profile and the accounting coroutine functions ------------ */
@@ -982,6 +1087,13 @@ search_lua_cached(lua_State *L) {
 
 /* ---- start-up ---------------------------------------------------------- */
 
+/* Registry "snlua.exit_reserve"(): the service is exiting (see "memory"). */
+static int
+exit_reserve(lua_State *L) {
+	state_snlua(L)->mem_reserve_bytes = SNLUA_EXIT_RESERVE;
+	return 0;
+}
+
 static void
 preload(lua_State *L, const char *name, lua_CFunction open) {
 	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
@@ -1039,6 +1151,12 @@ start_lua(lua_State *L) {
 	luaL_openlibs(L);
 	lua_pushlightuserdata(L, l->ctx);
 	lua_setfield(L, LUA_REGISTRYINDEX, "skynet_context");
+	lua_pushcfunction(L, dispatch_enter);
+	lua_setfield(L, LUA_REGISTRYINDEX, "snlua.enter");
+	lua_pushcfunction(L, dispatch_leave);
+	lua_setfield(L, LUA_REGISTRYINDEX, "snlua.leave");
+	lua_pushcfunction(L, exit_reserve);
+	lua_setfield(L, LUA_REGISTRYINDEX, "snlua.exit_reserve");
 	preload(L, "skynet.profile", open_profile);
 	preload(L, "skynet.codecache", open_codecache);
 	install_coroutine(L);
@@ -1076,7 +1194,9 @@ launch_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t 
 	lua_pushcfunction(L, start_lua);
 	lua_pushlightuserdata(L, l);
 	lua_pushlstring(L, msg, sz);
+	dispatch_enter(L);
 	int status = lua_pcall(L, 2, 0, 0);
+	dispatch_leave(L);
 	if (status != LUA_OK) {
 		const char *err = lua_tostring(L, -1);
 		skynet_error(ctx, "error: snlua: %s", err ? err : "(no message)");
@@ -1096,14 +1216,14 @@ struct snlua *
 snlua_create(void) {
 	struct snlua *l = skynet_calloc(1, sizeof(*l));
 	l->mem_warn_bytes = SNLUA_WARN_BYTES;
-	if (pthread_mutex_init(&l->trap_lock, NULL) != 0)
+	if (pthread_once(&TRAP_SIGNAL_ONCE, install_trap_signal) != 0)
 		abort();
 	l->L = lua_newstate(state_alloc, l);
 	lua_gc(l->L, LUA_GCGEN, 0, 0); // switching runs a full cycle: do it while the heap is empty
 	set_profile_of(l->L, NULL);    // new threads copy the main thread's extra space
 	lua_atpanic(l->L, state_panic);
 	lua_setwarnf(l->L, state_warn, l);
-	l->active = l->L;
+	ATOM_INIT(&l->active, l->L);
 	return l;
 }
 
@@ -1129,7 +1249,6 @@ snlua_release(struct snlua *l) {
 		return;
 	lua_close(l->L);
 	pool_destroy(&l->pool); // after lua_close: it frees into the pool
-	pthread_mutex_destroy(&l->trap_lock);
 	skynet_free(l);
 }
 
@@ -1140,8 +1259,11 @@ snlua_signal(struct snlua *l, int signal) {
 		skynet_error(l->ctx, "warn: snlua: unknown signal signal=%d", signal);
 		return;
 	}
-	mutex_lock(&l->trap_lock);
-	l->trap |= bit;
-	lua_sethook(l->active, trap_hook, LUA_MASKCOUNT, 1);
-	mutex_unlock(&l->trap_lock);
+	ATOM_FOR(&l->trap, bit);
+	ATOM_ULONG runner = ATOM_LOAD(&l->runner); // pairs with the store in dispatch_enter
+	if (runner == 0 || !ATOM_LOAD(&TRAP_SIGNAL_READY))
+		return; // served at the next resume
+	int err = pthread_kill((pthread_t)runner, TRAP_SIGNAL);
+	if (err != 0)
+		skynet_error(l->ctx, "warn: snlua: pthread_kill failed err=%d", err);
 }

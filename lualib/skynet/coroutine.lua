@@ -14,6 +14,7 @@ local co_yield = coroutine.yield
 local co_status = coroutine.status
 local co_running = coroutine.running
 local co_close = coroutine.close
+local co_isyieldable = coroutine.isyieldable
 local select = select
 local error = error
 local setmetatable = setmetatable
@@ -98,9 +99,12 @@ function M.running()
 	return co_running()
 end
 
--- True when skynet.coroutine.yield may be called here.
-function M.isyieldable()
-	return state[co_running()] == RUNNING
+-- True when co (default: the running coroutine) may call
+-- skynet.coroutine.yield: it runs under skynet.coroutine.resume and, as for
+-- the standard isyieldable, is not inside a C call that cannot yield.
+function M.isyieldable(co)
+	co = co or co_running()
+	return state[co] == RUNNING and co_isyieldable(co)
 end
 
 -- (root skynet thread, false) for a skynet.coroutine, (co, true) otherwise.

@@ -40,8 +40,40 @@ function CMD.ping()
 	return "pong"
 end
 
+-- Keeps everything it can allocate (big pieces first, then ever smaller
+-- ones, so little room is left), then exits. Never answers: exit fails the
+-- request. A coroutine parked in skynet.wait holds a to-be-closed variable
+-- whose handler (run by exit) needs a few KB and sends `source` a mark.
+local hoard
+function CMD.fill_exit(source)
+	skynet.fork(function()
+		local guard <close> = setmetatable({}, {
+			__close = function()
+				local text = string.rep("c", 4096)
+				skynet.send(source, "lua", "mark", "closed " .. #text)
+			end,
+		})
+		skynet.wait()
+	end)
+	skynet.yield()
+	for _, size in ipairs { 65536, 4096, 256, 48, 0 } do
+		local ok = true
+		while ok do
+			ok = pcall(function()
+				for i = 1, 1000 do
+					hoard = { size > 0 and string.rep("x", size - 1) .. i or i, hoard }
+				end
+			end)
+		end
+	end
+	skynet.exit()
+end
+
 skynet.start(function()
 	skynet.dispatch("lua", function(session, source, cmd, ...)
+		if cmd == "fill_exit" then
+			return CMD.fill_exit(source)
+		end
 		skynet.retpack(CMD[cmd](...))
 	end)
 end)

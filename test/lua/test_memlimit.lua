@@ -47,6 +47,26 @@ t.case("a service without a limit can allocate the same amount", function()
 	t.eq(n, 8 * 1024 * 1024, "length")
 end)
 
+t.case("a service filled to its limit can still exit", function()
+	t.marks = {}
+	local svc = skynet.newservice("svc_memlimit")
+	local token = {}
+	local result
+	skynet.fork(function()
+		result = table.pack(pcall(skynet.call, svc, "lua", "fill_exit"))
+		skynet.wakeup(token)
+	end)
+	skynet.sleep(1000, token) -- virtual time: a lost request ends the wait at once
+	t.ok(result ~= nil, "the request that exits got no answer")
+	t.eq(result[1], false, "the request that exits gets an error")
+	t.ok(tostring(result[2]):find("call failed", 1, true), "error text: " .. tostring(result[2]))
+	t.quiesce()
+	t.ok(t.has_mark("closed 4096"), "exit ran the to-be-closed handler of a parked coroutine")
+	t.raises("call to invalid address", skynet.call, svc, "lua", "ping")
+	local list = skynet.call(".launcher", "lua", "LIST")
+	t.eq(list[skynet.address(svc)], nil, "the launcher forgot the service")
+end)
+
 t.start(nil, function()
 	limited = skynet.newservice("svc_memlimit")
 end)

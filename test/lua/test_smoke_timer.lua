@@ -74,7 +74,7 @@ cases[#cases + 1] = { "wakeup breaks sleep and wait; wakeup of others is nil", f
 	end)
 	skynet.yield()
 	t.eq(skynet.wakeup(co1), true, "wakeup sleeper")
-	t.eq(skynet.wakeup(co1), nil, "second wakeup")
+	t.eq(skynet.wakeup(co1), true, "second wakeup, woken but not run yet")
 	t.eq(skynet.wakeup(co2), true, "wakeup waiter")
 	t.eq(skynet.wakeup({}), nil, "unknown token")
 	local t0 = skynet.now()

@@ -24,6 +24,45 @@ t.case("wakeup returns true and resumes later, not inside wakeup", function()
 	t.eq(skynet.wakeup(waiter), nil, "no longer waiting")
 end)
 
+t.case("a second wakeup before the woken coroutine runs returns true", function()
+	local runs = 0
+	local waiter = skynet.fork(function()
+		skynet.wait()
+		runs = runs + 1
+	end)
+	skynet.yield()
+	t.eq(skynet.wakeup(waiter), true, "first wakeup")
+	t.eq(skynet.wakeup(waiter), true, "second wakeup, not run yet")
+	skynet.yield()
+	t.eq(runs, 1, "resumed once")
+	t.eq(skynet.wakeup(waiter), nil, "after it ran")
+	-- The same for a sleep: it returns "BREAK" once.
+	local got = {}
+	local sleeper = skynet.fork(function()
+		got[#got + 1] = tostring(skynet.sleep(100))
+	end)
+	skynet.yield()
+	t.eq(skynet.wakeup(sleeper), true, "first wakeup of a sleep")
+	t.eq(skynet.wakeup(sleeper), true, "second wakeup of a sleep")
+	skynet.sleep(200)
+	t.eq(table.concat(got, ","), "BREAK", "the sleep returned once")
+	t.eq(skynet.wakeup(sleeper), nil, "after the sleep returned")
+end)
+
+t.case("a woken coroutine that is killed before it runs is not woken again", function()
+	local runs = 0
+	local waiter = skynet.fork(function()
+		skynet.wait()
+		runs = runs + 1
+	end)
+	skynet.yield()
+	t.eq(skynet.wakeup(waiter), true, "wakeup")
+	t.eq(skynet.killthread(waiter), waiter, "killthread")
+	t.eq(skynet.wakeup(waiter), nil, "wakeup after the kill")
+	skynet.yield()
+	t.eq(runs, 0, "never resumed")
+end)
+
 t.case("explicit tokens", function()
 	local got = {}
 	local token = {}

@@ -9,6 +9,9 @@ local PTYPE_ERROR <const> = 7
 
 local coroutine_close = coroutine.close
 local coroutine_status = coroutine.status
+-- Lets the heap pass skynet.memlimit by a bounded reserve (snlua), so that
+-- exiting never fails for want of memory. Absent under another host.
+local exit_reserve = debug.getregistry()["snlua.exit_reserve"]
 
 -- Forgets the session a killed coroutine or timeout waits on: cancels its
 -- timer, or marks it BREAK when a message may still come for it.
@@ -42,6 +45,11 @@ local function drop_session(session)
 		for _, s in pairs(S.wakeup_queue) do -- woken already, not resumed yet
 			if s == -session then
 				wait_only = true
+			end
+		end
+		for token, s in pairs(S.woken) do -- a second wakeup must not report it
+			if s == session or s == -session then
+				S.woken[token] = nil
 			end
 		end
 		-- a wait (genid session) never gets a message; a sleep's timer may
@@ -139,6 +147,9 @@ end
 
 -- The nine steps of spec 5.5.
 function skynet.exit()
+	if exit_reserve then
+		exit_reserve()
+	end
 	S.exited = true
 	clear(S.fork_queue) -- 1
 	clear(S.fork_args)

@@ -42,12 +42,20 @@ function skynet.mqlen()
 	return c.intcommand("STAT", "mqlen")
 end
 
+-- A number, or nothing for a key STAT does not know.
 function skynet.stat(what)
-	return c.intcommand("STAT", what)
+	local r = c.command("STAT", what)
+	if r == nil or r == "" then
+		return
+	end
+	return tonumber(r) or error("Invalid result " .. r, 2)
 end
 
 -- Takes effect when the main chunk returns (snlua reads the registry field).
+-- The exit code is loaded now, while memory is free: a service at its limit
+-- must still be able to exit (skynet.exit then lifts the limit a little).
 function skynet.memlimit(bytes)
+	require "skynet.ext.kill"
 	debug.getregistry().memlimit = bytes
 	skynet.memlimit = nil
 end
