@@ -239,7 +239,7 @@ exit_during_init(int *failed) {
  * (each keeping every other one alive, so the table doubles again and again
  * while others register) and a prober pushes to and grabs the handles about
  * to be handed out. Handles are sequential within a round, so the prober
- * aims at the next few. Checks: a handle is grabbable, as itself, from its
+ * aims at the newest few and the next few. Checks: a handle is grabbable, as itself, from its
  * creation until it retires and never afterwards; a context anyone can grab
  * is complete (a push needs its queue); the table ends empty.
  */
@@ -309,8 +309,10 @@ static void *
 conc_prober(void *ud) {
 	struct skynet_message msg = {.source = 0, .session = 0, .data = NULL, .sz = 0};
 	while (ATOM_LOAD(&CONC_RUNNING) > 0) {
-		uint32_t next = (uint32_t)ATOM_LOAD(&CONC_CREATED) + 1;
-		for (uint32_t h = next; h < next + CREATORS; h++) {
+		// The newest handles (live: every other one is kept) and the next ones.
+		int created = ATOM_LOAD(&CONC_CREATED);
+		uint32_t first = created > CREATORS ? (uint32_t)(created - CREATORS) + 1 : 1;
+		for (uint32_t h = first; h < first + 2 * CREATORS; h++) {
 			if (skynet_context_push(h, &msg) == 0)
 				ATOM_FINC(&CONC_HITS);
 			struct skynet_context *ctx = skynet_handle_grab(h);
