@@ -818,6 +818,12 @@ function skynet.init_service(start)
 	S.init_thread = nil
 	if not ok then
 		c.error("init service failed: " .. tostring(err))
+		if c.command("QUERY", ".launcher") == nil then
+			-- Started before the launcher: the bootstrap, or the launcher itself.
+			c.error("error: the node cannot start without this service; stopping with exit status 1")
+			c.command("ABORT", "1")
+			return
+		end
 		skynet.send(".launcher", "lua", "ERROR")
 		skynet.exit()
 	else

@@ -20,7 +20,8 @@
  * named under "memory" and "signals", skynet.profile and
  * skynet.codecache in package.preload, accounting coroutine.resume/wrap,
  * generational GC, the LUA_* globals from env) and runs the loader script.
- * Any failure is logged, "ERROR" goes to .launcher and the service exits.
+ * Any failure is logged, "ERROR" goes to .launcher and the service exits;
+ * with no .launcher yet (the bootstrap failed) the node stops with status 1.
  *
  * Code cache. Each Lua file is compiled once per process: the first load
  * dumps the chunk (with debug info, so tracebacks keep file and line) into a
@@ -1204,6 +1205,13 @@ launch_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t 
 	lua_settop(L, 0);
 	lua_gc(L, LUA_GCRESTART);
 	if (status != LUA_OK) {
+		if (skynet_command(ctx, "QUERY", ".launcher") == NULL) {
+			// Started before the launcher: the bootstrap, or the launcher itself.
+			skynet_error(ctx, "error: snlua: the node cannot start without this service; "
+			                  "stopping with exit status 1");
+			skynet_command(ctx, "ABORT", "1");
+			return 0;
+		}
 		skynet_sendname(ctx, 0, ".launcher", PTYPE_TEXT, 0, "ERROR", 5);
 		skynet_command(ctx, "EXIT", NULL);
 	}

@@ -132,6 +132,21 @@ node "$dir/broken.conf"
 [ $? -eq 1 ] && grep -q "broken.lua:.*expected" "$dir/out"
 check start_script_syntax_error_exit_1 $?
 
+# The bootstrap service itself failing (missing script, or its start function
+# raising) also stops the node with exit status 1.
+lua_conf "$dir/noboot.conf" 'bootstrap = "snlua no_such_boot"'
+node "$dir/noboot.conf"
+[ $? -eq 1 ] && grep -q 'no_such_boot.lua: No such file' "$dir/out" &&
+	grep -q 'cannot start without this service' "$dir/out"
+check missing_bootstrap_script_exit_1 $?
+
+printf 'local skynet = require "skynet"\nskynet.start(function()\n\terror("boot broke")\nend)\n' \
+	>"$dir/badboot.lua"
+lua_conf "$dir/badboot.conf" 'bootstrap = "snlua badboot"'
+node "$dir/badboot.conf"
+[ $? -eq 1 ] && grep -q 'boot broke' "$dir/out" && grep -q 'cannot start without this service' "$dir/out"
+check bootstrap_start_error_exit_1 $?
+
 # A start service whose listen fails (the port is taken) stops the node with exit 1.
 # The port is held by a first node listening on port 0, which logs the port it got.
 cat >"$dir/hold.lua" <<'LUA'
