@@ -90,6 +90,16 @@ $(OBJ)/test/%: test/unit/%.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itest/unit -MF $@.d -o $@ $< $(CORE_LIB) $(LDFLAGS) $(LIBS)
 
+# The socket server as a library of its own: the test links the core's
+# socket_server.o and nothing else of the runtime (a call into it would fail
+# the link).
+$(OBJ)/test/test_socket_alone.o: test/unit/test_socket_alone.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itest/unit -c -o $@ $<
+
+$(OBJ)/test/test_socket_alone: $(OBJ)/test/test_socket_alone.o $(OBJ)/core/socket_server.o
+	$(CC) $(LDFLAGS) -o $@ $^
+
 $(OBJ)/bench/%: bench/%.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itest/unit -MF $@.d -o $@ $< $(CORE_LIB) $(LDFLAGS) $(LIBS)

@@ -26,13 +26,14 @@
  * unlock).
  *
  * Ownership: the table holds one reference to each published context,
- * dropped by retire.
+ * dropped by retire. Contexts are opaque here: references are taken and
+ * dropped through the callbacks given to skynet_handle_init (the context
+ * layer owns the count), so this file depends on nothing above it.
+ * Retiring a service's other parts (its timers) is the caller's job.
  */
 #include "skynet_handle.h"
 
-#include "skynet.h"
-#include "skynet_server.h"
-#include "skynet_timer.h"
+#include "skynet_malloc.h"
 #include "rwlock.h"
 
 #include <assert.h>
@@ -53,8 +54,10 @@ struct handle_slot {
 };
 
 struct handle_storage {
-	struct rwlock lock; // covers every field below
-	uint32_t harbor;    // harbor id, already shifted into the top 8 bits
+	skynet_handle_grab_cb grab;       // set at init, then read-only
+	skynet_handle_release_cb release; // set at init, then read-only
+	struct rwlock lock;               // covers every field below
+	uint32_t harbor;                  // harbor id, already shifted into the top 8 bits
 	uint32_t handle_index;
 	int slot_size;
 	struct handle_slot *slot; // owned array
@@ -164,30 +167,26 @@ skynet_handle_retire(uint32_t handle) {
 	rwlock_wunlock(&s->lock);
 	if (ctx == NULL)
 		return 0;
-	skynet_timer_remove_service(handle);
-	skynet_context_release(ctx); // the table's reference
+	s->release(ctx); // the table's reference
 	return 1;
 }
 
-void
-skynet_handle_retireall(void) {
+uint32_t
+skynet_handle_next(int *cursor) {
 	struct handle_storage *s = H;
-	for (;;) {
-		int n = 0;
-		for (int i = 0;; i++) {
-			rwlock_rlock(&s->lock);
-			if (i >= s->slot_size) {
-				rwlock_runlock(&s->lock);
-				break;
-			}
-			uint32_t handle = s->slot[i].ctx ? s->slot[i].handle : 0;
-			rwlock_runlock(&s->lock);
-			if (handle != 0 && skynet_handle_retire(handle))
-				n++;
+	uint32_t handle = 0;
+	rwlock_rlock(&s->lock);
+	int i = *cursor < 0 ? 0 : *cursor;
+	for (; i < s->slot_size; i++) {
+		if (s->slot[i].ctx != NULL) {
+			handle = s->slot[i].handle;
+			i++;
+			break;
 		}
-		if (n == 0)
-			return;
 	}
+	rwlock_runlock(&s->lock);
+	*cursor = i;
+	return handle;
 }
 
 struct skynet_context *
@@ -198,7 +197,7 @@ skynet_handle_grab(uint32_t handle) {
 	struct handle_slot *slot = &s->slot[handle & (s->slot_size - 1)];
 	if (handle != 0 && slot->handle == handle && slot->ctx != NULL) {
 		result = slot->ctx;
-		skynet_context_grab(result);
+		s->grab(result);
 	}
 	rwlock_runlock(&s->lock);
 	return result;
@@ -259,9 +258,11 @@ skynet_handle_set_cursor(uint32_t index) {
 }
 
 void
-skynet_handle_init(int harbor) {
-	assert(H == NULL);
+skynet_handle_init(int harbor, skynet_handle_grab_cb grab, skynet_handle_release_cb release) {
+	assert(H == NULL && grab != NULL && release != NULL);
 	struct handle_storage *s = skynet_calloc(1, sizeof(*s));
+	s->grab = grab;
+	s->release = release;
 	rwlock_init(&s->lock);
 	s->slot_size = DEFAULT_SLOT_SIZE;
 	s->slot = skynet_calloc(s->slot_size, sizeof(*s->slot));

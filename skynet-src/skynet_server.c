@@ -9,6 +9,13 @@
  * the module's release, and marks the queue released so that the next
  * worker to pop it drains the remaining messages with error replies.
  *
+ * Retiring: this layer owns both the handle table and the services' timers,
+ * so it is the one that ends a service (skynet_context_retire): the table
+ * forgets the handle and its names and drops its reference, then the
+ * service's pending timers are dropped. KILL, EXIT, ABORT, a failed launch
+ * and the node's shutdown all come through it; the table itself never
+ * calls the timer.
+ *
  * Threads: a context's callback runs on one worker at a time (the queue
  * invariant of skynet_mq.c); CHECK_CALLING asserts it. cb/cb_ud may be
  * replaced by the callback itself, on the thread that runs it. Statistics
@@ -171,7 +178,7 @@ skynet_context_new(const char *name, const char *param) {
 	}
 	skynet_error(ctx, "error: launch %s FAILED", name);
 	skynet_context_release(ctx);
-	skynet_handle_retire(handle);
+	skynet_context_retire(handle); // and any timer init set
 	struct drop_t d = {handle};
 	skynet_mq_release(queue, drop_message, &d);
 	return 0;
@@ -220,6 +227,28 @@ skynet_context_release(struct skynet_context *ctx) {
 		return NULL;
 	}
 	return ctx;
+}
+
+int
+skynet_context_retire(uint32_t handle) {
+	if (!skynet_handle_retire(handle))
+		return 0;
+	skynet_timer_remove_service(handle);
+	return 1;
+}
+
+void
+skynet_context_retireall(void) {
+	// A walk can miss a handle (the table grew, or a service was published
+	// behind the cursor): repeat until a whole walk retires nothing.
+	int n;
+	do {
+		n = 0;
+		int cursor = 0;
+		uint32_t handle;
+		while ((handle = skynet_handle_next(&cursor)) != 0)
+			n += skynet_context_retire(handle);
+	} while (n > 0);
 }
 
 uint32_t
@@ -373,7 +402,7 @@ handle_exit(struct skynet_context *context, uint32_t handle) {
 	}
 	if (G_NODE.monitor_exit)
 		skynet_send(context, handle, G_NODE.monitor_exit, PTYPE_CLIENT, 0, NULL, 0);
-	skynet_handle_retire(handle);
+	skynet_context_retire(handle);
 }
 
 /* Commands: each returns a borrowed string or NULL (spec 4.2). */
@@ -551,7 +580,7 @@ cmd_abort(struct skynet_context *context, const char *param) {
 		}
 		ATOM_STORE(&G_NODE.exit_status, (int)status);
 	}
-	skynet_handle_retireall();
+	skynet_context_retireall();
 	return NULL;
 }
 

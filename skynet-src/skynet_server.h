@@ -44,6 +44,17 @@ struct skynet_context *skynet_context_release(struct skynet_context *ctx);
 uint32_t skynet_context_handle(struct skynet_context *ctx);
 
 /*
+ * Retire handle's service, every part of it: its handle and names go from
+ * the table (which drops its reference), and its pending timers are
+ * dropped. Every path that ends a service (KILL, EXIT, ABORT, a failed
+ * launch, shutdown) comes through here. Returns 1 if handle was
+ * registered, 0 otherwise. Thread-safe.
+ */
+int skynet_context_retire(uint32_t handle);
+/* Retire every service, including any published while it runs (ABORT, shutdown). */
+void skynet_context_retireall(void);
+
+/*
  * Queue msg for handle. Takes ownership of msg->data on success only:
  * returns 0, or SKYNET_EDEAD (the caller still owns msg->data). Thread-safe.
  */

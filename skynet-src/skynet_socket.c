@@ -19,6 +19,12 @@
  * delivered (the owner must start or close it; skynet.socket closes one
  * whose listener it no longer knows), or dropped here or in drop_orphan.
  * NOTICE results are logged (rate-limited by the server).
+ *
+ * The socket server is a self-contained library (it includes nothing of
+ * the runtime): this file adapts it. It hands the server skynet's
+ * allocator and clock, passes its error codes and event types on as they
+ * are (equal values, checked below at compile time), and converts its
+ * socket_server_info snapshot into the public struct skynet_socket_info.
  */
 #include "skynet_socket.h"
 
@@ -34,6 +40,27 @@
 
 #define INLINE_TEXT_MAX 128 // spec 5.10: error text is at most 128 chars
 
+_Static_assert((int)SOCKET_SERVER_EINVAL == (int)SKYNET_EINVAL &&
+                   (int)SOCKET_SERVER_EIO == (int)SKYNET_EIO &&
+                   (int)SOCKET_SERVER_EFULL == (int)SKYNET_EFULL,
+               "socket server errors are passed on as skynet errors");
+_Static_assert(SOCKET_SERVER_DATA == SKYNET_SOCKET_TYPE_DATA &&
+                   SOCKET_SERVER_CONNECT == SKYNET_SOCKET_TYPE_CONNECT &&
+                   SOCKET_SERVER_CLOSE == SKYNET_SOCKET_TYPE_CLOSE &&
+                   SOCKET_SERVER_ACCEPT == SKYNET_SOCKET_TYPE_ACCEPT &&
+                   SOCKET_SERVER_ERROR == SKYNET_SOCKET_TYPE_ERROR &&
+                   SOCKET_SERVER_UDP == SKYNET_SOCKET_TYPE_UDP &&
+                   SOCKET_SERVER_WARNING == SKYNET_SOCKET_TYPE_WARNING,
+               "socket server results are passed on as skynet socket event types");
+_Static_assert(SOCKET_SERVER_INFO_LISTEN == SKYNET_SOCKET_INFO_LISTEN &&
+                   SOCKET_SERVER_INFO_TCP == SKYNET_SOCKET_INFO_TCP &&
+                   SOCKET_SERVER_INFO_UDP == SKYNET_SOCKET_INFO_UDP &&
+                   SOCKET_SERVER_INFO_BIND == SKYNET_SOCKET_INFO_BIND,
+               "socket kinds are passed on as they are");
+_Static_assert(SOCKET_SERVER_MAX == SKYNET_SOCKET_MAX &&
+                   SOCKET_UDP_ADDRESS_MAX == SKYNET_SOCKET_UDP_ADDRESS_MAX,
+               "the socket server's limits are skynet's");
+
 static struct socket_server *SOCKET_SERVER = NULL;
 
 static uint64_t
@@ -43,7 +70,14 @@ clock_cs(void) {
 
 void
 skynet_socket_init(void) {
-	SOCKET_SERVER = socket_server_create(clock_cs);
+	const struct socket_server_hooks hooks = {
+	    .malloc = skynet_malloc,
+	    .calloc = skynet_calloc,
+	    .realloc = skynet_realloc,
+	    .free = skynet_free,
+	    .clock = clock_cs,
+	};
+	SOCKET_SERVER = socket_server_create(&hooks);
 	if (SOCKET_SERVER == NULL) {
 		fprintf(stderr, "skynet: socket: cannot create the socket server\n");
 		exit(1);
@@ -268,5 +302,28 @@ skynet_socket_udp_address(const struct skynet_socket_message *msg, size_t msg_sz
 
 struct skynet_socket_info *
 skynet_socket_info(int *count) {
-	return socket_server_info(SOCKET_SERVER, count);
+	int n = 0;
+	struct socket_server_info *list = socket_server_info(SOCKET_SERVER, &n);
+	struct skynet_socket_info *out = n > 0 ? skynet_malloc((size_t)n * sizeof(*out)) : NULL;
+	for (int i = 0; i < n; i++) {
+		const struct socket_server_info *si = &list[i];
+		out[i] = (struct skynet_socket_info){
+		    .id = si->id,
+		    .type = si->type,
+		    .owner = (uint32_t)si->opaque,
+		    .reading = si->reading,
+		    .writing = si->writing,
+		    .closing = si->closing,
+		    .read_bytes = si->read_bytes,
+		    .write_bytes = si->write_bytes,
+		    .rtime_cs = si->rtime,
+		    .wtime_cs = si->wtime,
+		    .wbuffer = si->wbuffer,
+		};
+		_Static_assert(sizeof(out[i].name) == sizeof(si->name), "same name buffer");
+		memcpy(out[i].name, si->name, sizeof(out[i].name));
+	}
+	skynet_free(list);
+	*count = n;
+	return out;
 }

@@ -404,7 +404,7 @@ drop_free(struct skynet_message *msg, void *ud) {
 static void
 shutdown_node(struct skynet_context *logger) {
 	skynet_context_dispatchall(logger);
-	skynet_handle_retireall();
+	skynet_context_retireall();
 	skynet_context_release(logger); // the reservation
 	struct message_queue *q;
 	while ((q = skynet_globalmq_pop()) != NULL)
@@ -423,7 +423,7 @@ skynet_start(struct skynet_config *config) {
 	if (config->daemon && skynet_daemon_init(config->daemon) != 0)
 		exit(1);
 	skynet_harbor_init(config->harbor);
-	skynet_handle_init(config->harbor);
+	skynet_handle_init(config->harbor, skynet_context_grab, skynet_context_release);
 	skynet_mq_init();
 	skynet_module_init(config->module_path);
 	skynet_timer_init(config->virtual_time);

@@ -70,12 +70,19 @@
  * Locks: ss->lock (command list) and each slot's lock (its name, read by
  * socket_server_info) are spinlocks, never held together, never across a
  * syscall. Units: times in the caller's clock (centiseconds for skynet).
+ *
+ * Dependencies: none above it. This file, socket_server.h and the two
+ * header-only primitives it uses (atomic.h, spinlock.h: they include only
+ * system headers) form a small event library that builds and runs in
+ * another program unchanged (test_socket_alone builds it with nothing else
+ * of the runtime). What it needs from its host comes through
+ * struct socket_server_hooks (allocator, clock); it logs nothing itself:
+ * errors are return codes and ERROR results, and anything worth a log line
+ * is a NOTICE result.
  */
 #define _GNU_SOURCE // accept4
 #include "socket_server.h"
 
-#include "skynet.h"
-#include "skynet_socket.h"
 #include "atomic.h"
 #include "spinlock.h"
 
@@ -232,7 +239,7 @@ struct socket_server {
 	int reserve_fd; // spare descriptor for EMFILE on accept, or -1
 	ATOM_UINT alloc_id;
 	ATOM_U64 time;
-	socket_server_clock_cb clock;
+	struct socket_server_hooks hooks; // allocator and clock: set at create, then read-only
 	/* The request list. */
 	struct spinlock lock; // covers cmd_head, cmd_tail
 	struct request *cmd_head;
@@ -314,7 +321,7 @@ reserve_id(struct socket_server *ss) {
 			return id;
 		}
 	}
-	return SKYNET_EFULL;
+	return SOCKET_SERVER_EFULL;
 }
 
 /* A worker gives back a slot it reserved but could not use. */
@@ -476,13 +483,13 @@ update_mask(struct socket_server *ss, struct socket *s) {
 /* ---- freeing -------------------------------------------------------------- */
 
 static void
-free_wb_list(struct socket *s, struct wb_list *list) {
+free_wb_list(struct socket_server *ss, struct socket *s, struct wb_list *list) {
 	struct write_buffer *wb = list->head;
 	while (wb) {
 		struct write_buffer *next = wb->next;
 		ATOM_FSUB(&s->wb_size, wb->sz);
-		skynet_free(wb->buffer);
-		skynet_free(wb);
+		ss->hooks.free(wb->buffer);
+		ss->hooks.free(wb);
 		wb = next;
 	}
 	list->head = list->tail = NULL;
@@ -520,8 +527,8 @@ free_socket(struct socket_server *ss, struct socket *s) {
 	}
 	if (s->fd >= 0)
 		(void)close(s->fd); // nothing to do on failure
-	free_wb_list(s, &s->high);
-	free_wb_list(s, &s->low);
+	free_wb_list(ss, s, &s->high);
+	free_wb_list(ss, s, &s->low);
 	clear_events(ss, s);
 	unthrottle(ss, s);
 	SPIN_LOCK(s);
@@ -633,8 +640,8 @@ send_list(struct socket_server *ss, struct socket *s, struct wb_list *list) {
 			return 0;
 		}
 		list->head = wb->next;
-		skynet_free(wb->buffer);
-		skynet_free(wb);
+		ss->hooks.free(wb->buffer);
+		ss->hooks.free(wb);
 	}
 	list->tail = NULL;
 	return 0;
@@ -684,9 +691,9 @@ append_wb(struct wb_list *list, struct write_buffer *wb) {
 
 /* Queue the unsent part of buffer (owned) starting at offset. */
 static void
-queue_output(struct socket *s, struct wb_list *list, char *buffer, size_t offset, size_t sz,
-             const struct request *r) {
-	struct write_buffer *wb = skynet_malloc(sizeof(*wb));
+queue_output(struct socket_server *ss, struct socket *s, struct wb_list *list, char *buffer,
+             size_t offset, size_t sz, const struct request *r) {
+	struct write_buffer *wb = ss->hooks.malloc(sizeof(*wb));
 	wb->buffer = buffer;
 	wb->ptr = buffer + offset;
 	wb->sz = sz - offset;
@@ -765,9 +772,9 @@ run_send(struct socket_server *ss, struct request *r, struct socket_message *res
 		if ((size_t)n == r->sz)
 			return NONE;
 		// The rest goes first, whatever its priority: it must leave whole.
-		queue_output(s, &s->high, r->buffer, is_udp(s) ? 0 : (size_t)n, r->sz, r);
+		queue_output(ss, s, &s->high, r->buffer, is_udp(s) ? 0 : (size_t)n, r->sz, r);
 	} else {
-		queue_output(s, low ? &s->low : &s->high, r->buffer, 0, r->sz, r);
+		queue_output(ss, s, low ? &s->low : &s->high, r->buffer, 0, r->sz, r);
 	}
 	r->buffer = NULL; // now the queue's
 	int err = update_mask(ss, s);
@@ -802,12 +809,12 @@ peer_closed(struct socket_server *ss, struct socket *s, struct socket_message *r
 static int
 read_stream(struct socket_server *ss, struct socket *s, struct socket_message *result) {
 	int sz = s->read_size;
-	char *buffer = skynet_malloc((size_t)sz);
+	char *buffer = ss->hooks.malloc((size_t)sz);
 	ssize_t n = s->protocol == PROTO_FD ? read(s->fd, buffer, (size_t)sz)
 	                                    : recv(s->fd, buffer, (size_t)sz, 0);
 	if (n <= 0) {
 		int err = n < 0 ? errno : 0;
-		skynet_free(buffer);
+		ss->hooks.free(buffer);
 		if (n == 0)
 			return peer_closed(ss, s, result);
 		if (err == EINTR || err == EAGAIN || err == EWOULDBLOCK)
@@ -816,7 +823,7 @@ read_stream(struct socket_server *ss, struct socket *s, struct socket_message *r
 	}
 	count_read(ss, s, (size_t)n);
 	if (s->closing) { // nobody wants it any more
-		skynet_free(buffer);
+		ss->hooks.free(buffer);
 		return NONE;
 	}
 	if (n == sz && sz < MAX_READ_BUFFER) {
@@ -824,7 +831,7 @@ read_stream(struct socket_server *ss, struct socket *s, struct socket_message *r
 	} else if (n < sz / 2 && sz > MIN_READ_BUFFER) {
 		s->read_size = sz / 2;
 		if (sz >= 4096) // a large, mostly empty buffer: give the slack back
-			buffer = skynet_realloc(buffer, (size_t)n);
+			buffer = ss->hooks.realloc(buffer, (size_t)n);
 	}
 	return result_of(s, result, SOCKET_SERVER_DATA, (int)n, buffer);
 }
@@ -837,7 +844,7 @@ read_datagram(struct socket_server *ss, struct socket *s, struct socket_message 
 	if (n < 0)
 		return NONE; // EAGAIN, or an ICMP error of an earlier send: not fatal for UDP
 	count_read(ss, s, (size_t)n);
-	char *data = skynet_malloc((size_t)n);
+	char *data = ss->hooks.malloc((size_t)n);
 	memcpy(data, ss->udp_buffer, (size_t)n);
 	result_of(s, result, SOCKET_SERVER_UDP, (int)n, data);
 	result->udp_address = ss->udp_address;
@@ -1301,8 +1308,8 @@ wait_events(struct socket_server *ss) {
 	} else {
 		n = epoll_wait(ss->epoll_fd, raw, MAX_EVENT, timeout);
 	}
-	if (ss->clock)
-		ATOM_STORE_RELAXED(&ss->time, ss->clock()); // statistics only
+	if (ss->hooks.clock)
+		ATOM_STORE_RELAXED(&ss->time, ss->hooks.clock()); // statistics only
 	wake_throttled(ss);
 	ss->event_index = 0;
 	ss->event_n = 0;
@@ -1333,9 +1340,9 @@ socket_server_poll(struct socket_server *ss, struct socket_message *result) {
 			struct request *r = ss->run_head;
 			ss->run_head = r->next;
 			int type = run_request(ss, r, result);
-			skynet_free(r->peer);
-			skynet_free(r->buffer);
-			skynet_free(r);
+			ss->hooks.free(r->peer);
+			ss->hooks.free(r->buffer);
+			ss->hooks.free(r);
 			ATOM_FDEC(&ss->cmd_pending);
 			if (type != NONE)
 				return type;
@@ -1364,8 +1371,8 @@ socket_server_poll(struct socket_server *ss, struct socket_message *result) {
 /* ---- requests from any thread --------------------------------------------- */
 
 static struct request *
-new_request(int kind, int id, uintptr_t opaque) {
-	struct request *r = skynet_calloc(1, sizeof(*r));
+new_request(struct socket_server *ss, int kind, int id, uintptr_t opaque) {
+	struct request *r = ss->hooks.calloc(1, sizeof(*r));
 	r->kind = kind;
 	r->id = id;
 	r->opaque = opaque;
@@ -1393,7 +1400,7 @@ send_request(struct socket_server *ss, struct request *r) {
 
 static void
 simple_request(struct socket_server *ss, int kind, uintptr_t opaque, int id) {
-	send_request(ss, new_request(kind, id, opaque));
+	send_request(ss, new_request(ss, kind, id, opaque));
 }
 
 void
@@ -1503,7 +1510,7 @@ socket_server_listen(struct socket_server *ss, uintptr_t opaque, const char *hos
 	if (fd < 0) {
 		if (err)
 			*err = why;
-		return SKYNET_EIO;
+		return SOCKET_SERVER_EIO;
 	}
 	int id = reserve_id(ss);
 	if (id < 0) {
@@ -1512,7 +1519,7 @@ socket_server_listen(struct socket_server *ss, uintptr_t opaque, const char *hos
 			*err = "socket table full";
 		return id;
 	}
-	struct request *r = new_request(REQ_LISTEN, id, opaque);
+	struct request *r = new_request(ss, REQ_LISTEN, id, opaque);
 	r->fd = fd;
 	send_request(ss, r);
 	return id;
@@ -1524,7 +1531,7 @@ socket_server_listen(struct socket_server *ss, uintptr_t opaque, const char *hos
  * resolver's order). Returns NULL, or the resolver's error text (static).
  */
 static const char *
-resolve_peer(const char *host, int port, struct request *r) {
+resolve_peer(struct socket_server *ss, const char *host, int port, struct request *r) {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 	struct addrinfo *list = NULL;
 	int status = lookup(host, port, &hints, &list);
@@ -1534,7 +1541,7 @@ resolve_peer(const char *host, int port, struct request *r) {
 	for (struct addrinfo *ai = list; ai != NULL; ai = ai->ai_next)
 		n++;
 	n = n < CONNECT_ADDR_MAX ? n : CONNECT_ADDR_MAX;
-	r->peer = skynet_malloc((size_t)n * sizeof(*r->peer));
+	r->peer = ss->hooks.malloc((size_t)n * sizeof(*r->peer));
 	r->peer_n = 0;
 	for (struct addrinfo *ai = list; ai != NULL && r->peer_n < n; ai = ai->ai_next) {
 		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
@@ -1550,13 +1557,13 @@ resolve_peer(const char *host, int port, struct request *r) {
 int
 socket_server_connect(struct socket_server *ss, uintptr_t opaque, const char *host, int port) {
 	if (host == NULL || !valid_port(port))
-		return SKYNET_EINVAL;
-	struct request *r = new_request(REQ_CONNECT, -1, opaque);
-	r->fail = resolve_peer(host, port, r); // before the slot is taken: this may block
+		return SOCKET_SERVER_EINVAL;
+	struct request *r = new_request(ss, REQ_CONNECT, -1, opaque);
+	r->fail = resolve_peer(ss, host, port, r); // before the slot is taken: this may block
 	int id = reserve_id(ss);
 	if (id < 0) {
-		skynet_free(r->peer);
-		skynet_free(r);
+		ss->hooks.free(r->peer);
+		ss->hooks.free(r);
 		return id;
 	}
 	r->id = id;
@@ -1569,36 +1576,36 @@ socket_server_bind(struct socket_server *ss, uintptr_t opaque, int fd) {
 	int id = reserve_id(ss);
 	if (id < 0)
 		return id;
-	struct request *r = new_request(REQ_BIND, id, opaque);
+	struct request *r = new_request(ss, REQ_BIND, id, opaque);
 	r->fd = fd;
 	send_request(ss, r);
 	return id;
 }
 
 static char *
-take_buffer(const struct socket_sendbuffer *buf) {
+take_buffer(struct socket_server *ss, const struct socket_sendbuffer *buf) {
 	if (buf->kind == SOCKET_BUFFER_MEMORY)
 		return (char *)buf->buffer;
-	char *copy = skynet_malloc(buf->sz);
+	char *copy = ss->hooks.malloc(buf->sz);
 	memcpy(copy, buf->buffer, buf->sz);
 	return copy;
 }
 
 static void
-drop_buffer(const struct socket_sendbuffer *buf) {
+drop_buffer(struct socket_server *ss, const struct socket_sendbuffer *buf) {
 	if (buf->kind == SOCKET_BUFFER_MEMORY)
-		skynet_free((void *)buf->buffer);
+		ss->hooks.free((void *)buf->buffer);
 }
 
 static int
 queue_send(struct socket_server *ss, const struct socket_sendbuffer *buf, int kind,
            const uint8_t *address, int addr_sz) {
 	if (!may_use(ss, buf->id)) {
-		drop_buffer(buf);
-		return SKYNET_EINVAL;
+		drop_buffer(ss, buf);
+		return SOCKET_SERVER_EINVAL;
 	}
-	struct request *r = new_request(kind, buf->id, 0);
-	r->buffer = take_buffer(buf);
+	struct request *r = new_request(ss, kind, buf->id, 0);
+	r->buffer = take_buffer(ss, buf);
 	r->sz = buf->sz;
 	if (addr_sz > 0) {
 		memcpy(r->address, address, (size_t)addr_sz);
@@ -1638,7 +1645,7 @@ register_udp(struct socket_server *ss, uintptr_t opaque, int fd, int family) {
 		(void)close(fd); // nothing to do on failure
 		return id;
 	}
-	struct request *r = new_request(REQ_UDP, id, opaque);
+	struct request *r = new_request(ss, REQ_UDP, id, opaque);
 	r->fd = fd;
 	r->protocol = family == AF_INET6 ? PROTO_UDPV6 : PROTO_UDP;
 	send_request(ss, r);
@@ -1654,16 +1661,16 @@ socket_server_udp(struct socket_server *ss, uintptr_t opaque, const char *host, 
 		uint8_t addr[SOCKET_UDP_ADDRESS_MAX];
 		int sz = udp_address_of(host, port, addr);
 		if (sz == 0)
-			return SKYNET_EINVAL;
+			return SOCKET_SERVER_EINVAL;
 		len = decode_address(addr, sz, &sa);
 		family = sa.s.sa_family;
 	}
 	int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return SKYNET_EIO;
+		return SOCKET_SERVER_EIO;
 	if (len > 0 && bind(fd, &sa.s, len) != 0) {
 		(void)close(fd); // nothing to do on failure
-		return SKYNET_EIO;
+		return SOCKET_SERVER_EIO;
 	}
 	return register_udp(ss, opaque, fd, family);
 }
@@ -1673,15 +1680,15 @@ socket_server_udp_dial(struct socket_server *ss, uintptr_t opaque, const char *h
 	uint8_t addr[SOCKET_UDP_ADDRESS_MAX];
 	int sz = host ? udp_address_of(host, port, addr) : 0;
 	if (sz == 0)
-		return SKYNET_EINVAL;
+		return SOCKET_SERVER_EINVAL;
 	union sockaddr_all sa;
 	socklen_t len = decode_address(addr, sz, &sa);
 	int fd = socket(sa.s.sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return SKYNET_EIO;
+		return SOCKET_SERVER_EIO;
 	if (connect(fd, &sa.s, len) != 0) {
 		(void)close(fd); // nothing to do on failure
-		return SKYNET_EIO;
+		return SOCKET_SERVER_EIO;
 	}
 	return register_udp(ss, opaque, fd, sa.s.sa_family);
 }
@@ -1689,12 +1696,12 @@ socket_server_udp_dial(struct socket_server *ss, uintptr_t opaque, const char *h
 int
 socket_server_udp_connect(struct socket_server *ss, int id, const char *host, int port) {
 	if (!may_use(ss, id) || host == NULL)
-		return SKYNET_EINVAL;
-	struct request *r = new_request(REQ_UDP_CONNECT, id, 0);
+		return SOCKET_SERVER_EINVAL;
+	struct request *r = new_request(ss, REQ_UDP_CONNECT, id, 0);
 	int sz = udp_address_of(host, port, r->address);
 	if (sz == 0) {
-		skynet_free(r);
-		return SKYNET_EINVAL;
+		ss->hooks.free(r);
+		return SOCKET_SERVER_EINVAL;
 	}
 	r->addr_sz = (uint8_t)sz;
 	send_request(ss, r);
@@ -1705,8 +1712,8 @@ int
 socket_server_udp_send(struct socket_server *ss, const uint8_t *address, int addr_sz,
                        const struct socket_sendbuffer *buf) {
 	if (address == NULL || socket_server_address_size(address, (size_t)addr_sz) != addr_sz) {
-		drop_buffer(buf);
-		return SKYNET_EINVAL;
+		drop_buffer(ss, buf);
+		return SOCKET_SERVER_EINVAL;
 	}
 	return queue_send(ss, buf, REQ_SEND, address, addr_sz);
 }
@@ -1716,19 +1723,19 @@ socket_server_udp_send(struct socket_server *ss, const uint8_t *address, int add
 static int
 info_type(int type, int flags) {
 	if (type == SOCKET_PLISTEN || type == SOCKET_LISTEN)
-		return SKYNET_SOCKET_INFO_LISTEN;
+		return SOCKET_SERVER_INFO_LISTEN;
 	if (type == SOCKET_BIND)
-		return SKYNET_SOCKET_INFO_BIND;
+		return SOCKET_SERVER_INFO_BIND;
 	if (flags & INFO_UDP)
-		return SKYNET_SOCKET_INFO_UDP;
-	return SKYNET_SOCKET_INFO_TCP;
+		return SOCKET_SERVER_INFO_UDP;
+	return SOCKET_SERVER_INFO_TCP;
 }
 
-struct skynet_socket_info *
+struct socket_server_info *
 socket_server_info(struct socket_server *ss, int *count) {
 	int n = 0;
 	int cap = 0;
-	struct skynet_socket_info *list = NULL;
+	struct socket_server_info *list = NULL;
 	for (int i = 0; i < SOCKET_SERVER_MAX; i++) {
 		struct socket *s = &ss->slot[i];
 		int type = ATOM_LOAD(&s->type);
@@ -1736,21 +1743,21 @@ socket_server_info(struct socket_server *ss, int *count) {
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 16;
-			list = skynet_realloc(list, (size_t)cap * sizeof(*list));
+			list = ss->hooks.realloc(list, (size_t)cap * sizeof(*list));
 		}
-		struct skynet_socket_info *si = &list[n++];
+		struct socket_server_info *si = &list[n++];
 		memset(si, 0, sizeof(*si));
 		int flags = ATOM_LOAD_RELAXED(&s->info_flags); // statistics only
 		si->id = ATOM_LOAD(&s->id);
 		si->type = info_type(type, flags);
-		si->owner = (uint32_t)ATOM_LOAD(&s->opaque);
+		si->opaque = ATOM_LOAD(&s->opaque);
 		si->reading = (flags & INFO_READING) != 0;
 		si->writing = (flags & INFO_WRITING) != 0;
 		si->closing = (flags & INFO_CLOSING) != 0;
 		si->read_bytes = ATOM_LOAD_RELAXED(&s->read_bytes);
 		si->write_bytes = ATOM_LOAD_RELAXED(&s->write_bytes);
-		si->rtime_cs = ATOM_LOAD_RELAXED(&s->rtime);
-		si->wtime_cs = ATOM_LOAD_RELAXED(&s->wtime);
+		si->rtime = ATOM_LOAD_RELAXED(&s->rtime);
+		si->wtime = ATOM_LOAD_RELAXED(&s->wtime);
 		si->wbuffer = ATOM_LOAD(&s->wb_size);
 		SPIN_LOCK(s);
 		memcpy(si->name, s->name, sizeof(si->name));
@@ -1763,7 +1770,7 @@ socket_server_info(struct socket_server *ss, int *count) {
 /* ---- life cycle ----------------------------------------------------------- */
 
 struct socket_server *
-socket_server_create(socket_server_clock_cb clock) {
+socket_server_create(const struct socket_server_hooks *hooks) {
 	int efd = epoll_create1(EPOLL_CLOEXEC);
 	if (efd < 0)
 		return NULL;
@@ -1773,12 +1780,12 @@ socket_server_create(socket_server_clock_cb clock) {
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
 	if (epoll_ctl(efd, EPOLL_CTL_ADD, evfd, &ev) != 0)
 		goto fail_close_eventfd;
-	struct socket_server *ss = skynet_calloc(1, sizeof(*ss));
+	struct socket_server *ss = hooks->calloc(1, sizeof(*ss));
+	ss->hooks = *hooks;
 	ss->epoll_fd = efd;
 	ss->event_fd = evfd;
 	ss->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	ss->clock = clock;
-	ATOM_INIT(&ss->time, clock ? clock() : 0);
+	ATOM_INIT(&ss->time, hooks->clock ? hooks->clock() : 0);
 	SPIN_INIT(ss);
 	for (int i = 0; i < SOCKET_SERVER_MAX; i++) {
 		struct socket *s = &ss->slot[i];
@@ -1811,9 +1818,9 @@ socket_server_release(struct socket_server *ss) {
 			struct request *next = r->next;
 			if (r->fd >= 0 && (r->kind == REQ_LISTEN || r->kind == REQ_UDP))
 				(void)close(r->fd); // created for a socket that never registered
-			skynet_free(r->peer);
-			skynet_free(r->buffer);
-			skynet_free(r);
+			ss->hooks.free(r->peer);
+			ss->hooks.free(r->buffer);
+			ss->hooks.free(r);
 			r = next;
 		}
 	}
@@ -1822,7 +1829,8 @@ socket_server_release(struct socket_server *ss) {
 	(void)close(ss->event_fd);
 	(void)close(ss->epoll_fd);
 	SPIN_DESTROY(ss);
-	skynet_free(ss);
+	void (*free_fn)(void *) = ss->hooks.free;
+	free_fn(ss);
 }
 
 void

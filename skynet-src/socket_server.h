@@ -14,8 +14,14 @@
  * the network. Name lookups happen only in the caller of listen, connect
  * and the UDP functions (never on the polling thread): a numeric address
  * never waits, a host name may block that caller on the system resolver.
- * Commands from one thread are carried out in the order they were issued. Ids: see socket_server_reserve in the .c file; a stale id
- * is ignored by every function.
+ * Commands from one thread are carried out in the order they were issued.
+ * Ids: see the top of socket_server.c; a stale id is ignored by every
+ * function.
+ *
+ * Self-contained: this header needs only system headers, and the library
+ * (socket_server.c with atomic.h and spinlock.h) nothing else of the
+ * runtime. The host program's allocator and clock come in through
+ * struct socket_server_hooks.
  */
 
 #include <stdbool.h>
@@ -24,7 +30,7 @@
 
 #define SOCKET_SERVER_MAX 65536
 
-/* Results of socket_server_poll (the first seven are skynet_socket.h's types). */
+/* Results of socket_server_poll. */
 #define SOCKET_SERVER_DATA    1
 #define SOCKET_SERVER_CONNECT 2
 #define SOCKET_SERVER_CLOSE   3
@@ -39,7 +45,7 @@
 #define SOCKET_UDP_ADDRESS_MAX 19
 
 /*
- * One event. The meaning of ud and data follows skynet_socket.h:
+ * One event:
  *   DATA/UDP  ud = byte count, data = the bytes (owned by the caller now)
  *   CONNECT   ud = bound port (listen) or 0, data = text
  *   ACCEPT    id = listener, ud = new id, data = "ip:port"
@@ -57,17 +63,41 @@ struct socket_message {
 	int udp_address_sz;
 };
 
+/* Errors the functions below return (negative). */
+enum socket_server_err {
+	SOCKET_SERVER_EINVAL = -3, // malformed argument, or not an open socket
+	SOCKET_SERVER_EIO = -5,    // the operating system refused (bind, listen, socket)
+	SOCKET_SERVER_EFULL = -6,  // every id is in use
+};
+
 struct socket_server;
 
 /* A clock for the statistics (rtime/wtime), read after each wait in epoll. */
 typedef uint64_t (*socket_server_clock_cb)(void);
 
 /*
- * Create a server (epoll, command queue, reserve fd); clock may be NULL
- * (then only socket_server_updatetime sets the time). NULL when the OS
- * refuses a descriptor.
+ * What the server takes from the program that embeds it. The four
+ * allocator functions are required and never return NULL (running out of
+ * memory is the host's to handle, e.g. by aborting). The server allocates
+ * everything with them: a buffer it hands out (a DATA or UDP result, the
+ * socket_server_info array) is freed with free, and a SOCKET_BUFFER_MEMORY
+ * send buffer must come from malloc or realloc. free(NULL) must do
+ * nothing. All of them are called from any thread. clock may be NULL (then
+ * only socket_server_updatetime sets the time).
  */
-struct socket_server *socket_server_create(socket_server_clock_cb clock);
+struct socket_server_hooks {
+	void *(*malloc)(size_t sz);
+	void *(*calloc)(size_t n, size_t sz);
+	void *(*realloc)(void *p, size_t sz);
+	void (*free)(void *p);
+	socket_server_clock_cb clock;
+};
+
+/*
+ * Create a server (epoll, command queue, reserve fd); hooks is copied.
+ * NULL when the OS refuses a descriptor.
+ */
+struct socket_server *socket_server_create(const struct socket_server_hooks *hooks);
 /* Close every fd, free queued output and the server. Poll thread, or after it ended. */
 void socket_server_release(struct socket_server *ss);
 /* Set the clock the statistics record (rtime/wtime). Any thread. */
@@ -96,8 +126,8 @@ bool socket_server_is_idle(struct socket_server *ss);
  * Listen on host:port now (in the caller): host NULL or "" is 0.0.0.0;
  * backlog <= 0 means 32. Owner opaque gets CONNECT (ud = port, text =
  * bound ip) when the poll thread registers it. Returns the id, or
- * SKYNET_EIO (*err, if not NULL, gets the errno or EAI_ code text borrowed
- * from a static string) or SKYNET_EFULL.
+ * SOCKET_SERVER_EIO (*err, if not NULL, gets the errno or EAI_ code text
+ * borrowed from a static string) or SOCKET_SERVER_EFULL.
  */
 int socket_server_listen(struct socket_server *ss, uintptr_t opaque, const char *host, int port,
                          int backlog, const char **err);
@@ -106,10 +136,10 @@ int socket_server_listen(struct socket_server *ss, uintptr_t opaque, const char 
  * top); the poll thread then connects without blocking and reports
  * CONNECT or ERROR to opaque. A name that does not resolve still gets an
  * id, and ERROR (the resolver's text) follows for it. Returns the id,
- * SKYNET_EINVAL (host NULL, bad port) or SKYNET_EFULL.
+ * SOCKET_SERVER_EINVAL (host NULL, bad port) or SOCKET_SERVER_EFULL.
  */
 int socket_server_connect(struct socket_server *ss, uintptr_t opaque, const char *host, int port);
-/* Take over fd (nonblocking from now on). Returns the id or SKYNET_EFULL. */
+/* Take over fd (nonblocking from now on). Returns the id or SOCKET_SERVER_EFULL. */
 int socket_server_bind(struct socket_server *ss, uintptr_t opaque, int fd);
 void socket_server_start(struct socket_server *ss, uintptr_t opaque, int id);
 void socket_server_pause(struct socket_server *ss, uintptr_t opaque, int id);
@@ -121,7 +151,7 @@ void socket_server_nodelay(struct socket_server *ss, int id);
 
 /* How a send hands over its bytes. */
 enum socket_buffer_kind {
-	SOCKET_BUFFER_MEMORY,  // skynet_malloc'd: ownership passes to the server
+	SOCKET_BUFFER_MEMORY,  // from hooks.malloc: ownership passes to the server
 	SOCKET_BUFFER_RAWCOPY, // borrowed: copied before the call returns
 };
 
@@ -134,24 +164,25 @@ struct socket_sendbuffer {
 
 /*
  * Queue buf->sz bytes for buf->id (high or low priority). A MEMORY buffer
- * is owned by the server on every path. Returns 0 or SKYNET_EINVAL (not an
- * open socket).
+ * is owned by the server on every path. Returns 0 or SOCKET_SERVER_EINVAL
+ * (not an open socket).
  */
 int socket_server_send(struct socket_server *ss, const struct socket_sendbuffer *buf);
 int socket_server_send_lowpriority(struct socket_server *ss, const struct socket_sendbuffer *buf);
 
 /*
  * A UDP socket (bound when host is not NULL, to port; family from host,
- * IPv4 when NULL). Returns the id, SKYNET_EINVAL (bad address), SKYNET_EIO
- * or SKYNET_EFULL. udp_dial: unbound, connected to host:port.
+ * IPv4 when NULL). Returns the id, SOCKET_SERVER_EINVAL (bad address),
+ * SOCKET_SERVER_EIO or SOCKET_SERVER_EFULL. udp_dial: unbound, connected to
+ * host:port.
  */
 int socket_server_udp(struct socket_server *ss, uintptr_t opaque, const char *host, int port);
 int socket_server_udp_dial(struct socket_server *ss, uintptr_t opaque, const char *host, int port);
-/* Default destination of a UDP socket. 0 or SKYNET_EINVAL. */
+/* Default destination of a UDP socket. 0 or SOCKET_SERVER_EINVAL. */
 int socket_server_udp_connect(struct socket_server *ss, int id, const char *host, int port);
 /*
  * One datagram to address (addr_sz bytes, the encoding above, borrowed).
- * buf as for socket_server_send. 0 or SKYNET_EINVAL.
+ * buf as for socket_server_send. 0 or SOCKET_SERVER_EINVAL.
  */
 int socket_server_udp_send(struct socket_server *ss, const uint8_t *address, int addr_sz,
                            const struct socket_sendbuffer *buf);
@@ -163,8 +194,32 @@ int socket_server_encode_address(const void *sa, uint8_t *out);
 /* Length of the encoded address at addr (sz bytes), or 0 when malformed. */
 int socket_server_address_size(const uint8_t *addr, size_t sz);
 
-/* Fills info (see skynet_socket_info in skynet_socket.h); a counted array. */
-struct skynet_socket_info;
-struct skynet_socket_info *socket_server_info(struct socket_server *ss, int *count);
+/* Socket kinds in struct socket_server_info. */
+#define SOCKET_SERVER_INFO_LISTEN 1
+#define SOCKET_SERVER_INFO_TCP    2
+#define SOCKET_SERVER_INFO_UDP    3
+#define SOCKET_SERVER_INFO_BIND   4
+
+/* One open socket, for statistics. */
+struct socket_server_info {
+	int id;
+	int type;         // SOCKET_SERVER_INFO_*
+	uintptr_t opaque; // the owner
+	bool reading;     // reading (accepting) is on
+	bool writing;     // output is waiting for the kernel
+	bool closing;     // closing once the output is sent
+	uint64_t read_bytes;
+	uint64_t write_bytes;
+	uint64_t rtime;   // the clock's time of the last read, 0 if never
+	uint64_t wtime;   // the clock's time of the last write, 0 if never
+	uint64_t wbuffer; // bytes waiting to be sent
+	char name[64];    // "ip:port" of the peer (bound address for a listener), or ""
+};
+
+/*
+ * Snapshot of every open socket: an array of *count entries (NULL when
+ * none) that the caller frees with hooks.free. Any thread.
+ */
+struct socket_server_info *socket_server_info(struct socket_server *ss, int *count);
 
 #endif

@@ -21,7 +21,7 @@
 static void
 fixture_setup(int harbor, const struct skynet_module *mods, size_t n, bool virtual_time) {
 	skynet_harbor_init(harbor);
-	skynet_handle_init(harbor);
+	skynet_handle_init(harbor, skynet_context_grab, skynet_context_release);
 	skynet_mq_init();
 	skynet_module_init("");
 	for (size_t i = 0; i < n; i++)
@@ -50,7 +50,7 @@ fixture_drop(struct skynet_message *msg, void *ud) {
 
 static void
 fixture_teardown(void) {
-	skynet_handle_retireall();
+	skynet_context_retireall();
 	struct message_queue *q;
 	while ((q = skynet_globalmq_pop()) != NULL)
 		skynet_mq_release(q, fixture_drop, NULL);

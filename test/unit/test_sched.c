@@ -291,7 +291,9 @@ dead_handle_requests_get_errors(int *failed) {
 
 static void
 monitor_flags_endless_once(int *failed) {
-	skynet_handle_init(0); // the flag goes to handle 0x77's service: there is none
+	skynet_handle_init(
+	    0, skynet_context_grab,
+	    skynet_context_release); // the flag goes to handle 0x77's service: there is none
 	struct skynet_monitor *sm = skynet_monitor_new();
 	skynet_monitor_trigger(sm, 5, 0);
 	TT_CHECK(skynet_monitor_check(sm) == 0); // first sight of this version

@@ -143,7 +143,13 @@ poller(void *p) {
 static struct harness *
 harness_start_with(socket_server_idle_cb idle) {
 	struct harness *h = skynet_calloc(1, sizeof(*h));
-	h->ss = socket_server_create(NULL);
+	const struct socket_server_hooks hooks = {
+	    .malloc = skynet_malloc,
+	    .calloc = skynet_calloc,
+	    .realloc = skynet_realloc,
+	    .free = skynet_free,
+	};
+	h->ss = socket_server_create(&hooks);
 	if (idle != NULL)
 		socket_server_set_idle_cb(h->ss, idle);
 	skynet_cond_init(&h->cond);
@@ -533,7 +539,7 @@ udp_bound(struct harness *h, const char *host, uint8_t *addr, int *addr_sz) {
 	// The bound port: from the info list (the name is "ip:port").
 	for (int tries = 0; tries < 1000; tries++) {
 		int n = 0;
-		struct skynet_socket_info *info = socket_server_info(h->ss, &n);
+		struct socket_server_info *info = socket_server_info(h->ss, &n);
 		char name[64] = "";
 		for (int i = 0; i < n; i++) {
 			if (info[i].id == id)
@@ -737,7 +743,7 @@ stale_id_never_reaches_new_socket(int *failed) {
 	TT_CHECK(e != NULL && strcmp(e->text, "invalid socket") == 0);
 	event_free(e);
 	int n = 0;
-	struct skynet_socket_info *info = socket_server_info(h->ss, &n);
+	struct socket_server_info *info = socket_server_info(h->ss, &n);
 	bool alive = false;
 	for (int i = 0; i < n; i++)
 		alive = alive || info[i].id == fresh;
@@ -770,7 +776,7 @@ pending_output_warns_at_1mb_and_doublings(int *failed) {
 		TT_CHECK(kb[i] >= thresholds[i] && kb[i] < thresholds[i] + 1024);
 	TT_CHECK(quiet(h, SOCKET_SERVER_WARNING, id, QUIET_MS)); // no more before 8 MB
 	int n = 0;
-	struct skynet_socket_info *info = socket_server_info(h->ss, &n);
+	struct socket_server_info *info = socket_server_info(h->ss, &n);
 	bool seen = false;
 	for (int i = 0; i < n; i++) {
 		if (info[i].id == id) {

@@ -11,6 +11,7 @@
 #include "skynet.h"
 #include "skynet_env.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static uint64_t FAKE_CS;
@@ -49,6 +50,17 @@ collect_init(void *inst, struct skynet_context *ctx, const char *parm) {
 	return 0;
 }
 
+/* A module whose init sets two timers and then fails. */
+static uint32_t FAILED_HANDLE;
+
+static int
+failinit_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	FAILED_HANDLE = skynet_context_handle(ctx);
+	skynet_timeout(FAILED_HANDLE, 10, 1);
+	skynet_timeout(FAILED_HANDLE, 100000, 2);
+	return 1;
+}
+
 static int KICKS;
 
 static void
@@ -61,9 +73,12 @@ setup(bool virtual_time, uint64_t clock_cs) {
 	FAKE_CS = clock_cs;
 	memset(&GOT, 0, sizeof(GOT));
 	KICKS = 0;
-	const struct skynet_module m = {.name = "collect", .init = collect_init};
+	const struct skynet_module m[] = {
+	    {.name = "collect", .init = collect_init},
+	    {.name = "failinit", .init = failinit_init},
+	};
 	skynet_timer_set_clock(fake_clock);
-	fixture_setup(0, &m, 1, virtual_time);
+	fixture_setup(0, m, 2, virtual_time);
 	skynet_timer_set_kick(count_kick);
 	return fixture_service("collect", NULL);
 }
@@ -185,9 +200,78 @@ retired_service_takes_its_timers(int *failed) {
 	skynet_timeout(o, 5, 1);
 	const char *total = skynet_command(other, "STAT", "timers_total");
 	TT_CHECK(total && strcmp(total, "1001") == 0);
-	skynet_handle_retire(h);
+	skynet_context_retire(h);
 	TT_CHECK(skynet_timer_pending(h) == 0);
 	TT_CHECK(skynet_timer_pending(0) == 1);
+	teardown();
+}
+
+/* A service with two pending timers (one near, one far). */
+static uint32_t
+service_with_timers(void) {
+	struct skynet_context *ctx = fixture_service("collect", NULL);
+	uint32_t h = ctx ? skynet_context_handle(ctx) : 0;
+	skynet_timeout(h, 10, 1);
+	skynet_timeout(h, 100000, 2);
+	return h;
+}
+
+/*
+ * Each path that ends a service drops its pending timers at once, so the
+ * wheel's count falls right after the retire (not when the timers fire).
+ */
+static void
+kill_and_exit_drop_timers(int *failed) {
+	struct skynet_context *ctx = setup(false, 100);
+	uint32_t a = service_with_timers();
+	uint32_t b = service_with_timers();
+	TT_CHECK(skynet_timer_pending(0) == 4);
+	char addr[16];
+	snprintf(addr, sizeof(addr), ":%x", a);
+	skynet_command(ctx, "KILL", addr);
+	TT_CHECK(skynet_handle_count() == 2);
+	TT_CHECK(skynet_timer_pending(a) == 0 && skynet_timer_pending(0) == 2);
+	struct skynet_context *self = skynet_handle_grab(b); // kept valid through its own EXIT
+	TT_CHECK(self != NULL);
+	if (self) {
+		skynet_command(self, "EXIT", NULL);
+		skynet_context_release(self);
+	}
+	TT_CHECK(skynet_handle_count() == 1);
+	TT_CHECK(skynet_timer_pending(b) == 0 && skynet_timer_pending(0) == 0);
+	teardown();
+}
+
+static void
+failed_launch_drops_timers(int *failed) {
+	setup(false, 100);
+	FAILED_HANDLE = 0;
+	TT_CHECK(skynet_context_new("failinit", NULL) == 0);
+	TT_CHECK(FAILED_HANDLE != 0 && skynet_handle_count() == 1);
+	TT_CHECK(skynet_timer_pending(FAILED_HANDLE) == 0 && skynet_timer_pending(0) == 0);
+	teardown();
+}
+
+/* ABORT, and the shutdown (which retires every service the same way). */
+static void
+abort_and_shutdown_drop_every_timer(int *failed) {
+	struct skynet_context *ctx = setup(false, 100);
+	uint32_t h = skynet_context_handle(ctx);
+	for (int i = 0; i < 20; i++) // enough for the table to grow several times
+		service_with_timers();
+	TT_CHECK(skynet_handle_count() == 21 && skynet_timer_pending(0) == 40);
+	struct skynet_context *self = skynet_handle_grab(h);
+	TT_CHECK(self != NULL);
+	if (self) {
+		skynet_command(self, "ABORT", NULL);
+		skynet_context_release(self);
+	}
+	TT_CHECK(skynet_handle_count() == 0 && skynet_timer_pending(0) == 0);
+	for (int i = 0; i < 5; i++)
+		service_with_timers();
+	TT_CHECK(skynet_timer_pending(0) == 10);
+	skynet_context_retireall(); // what the node's shutdown runs
+	TT_CHECK(skynet_handle_count() == 0 && skynet_timer_pending(0) == 0);
 	teardown();
 }
 
@@ -238,6 +322,9 @@ main(void) {
 	TT_RUN(sleep_until_next_deadline_and_kick);
 	TT_RUN(cancel_sends_nothing);
 	TT_RUN(retired_service_takes_its_timers);
+	TT_RUN(kill_and_exit_drop_timers);
+	TT_RUN(failed_launch_drops_timers);
+	TT_RUN(abort_and_shutdown_drop_every_timer);
 	TT_RUN(virtual_time_jumps_to_deadline);
 	TT_RUN(clock_backwards_never_moves_now_back);
 	skynet_env_exit();

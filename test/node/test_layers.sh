@@ -1,0 +1,172 @@
+#!/bin/sh
+# The layer rules the code's comments state, checked on the #include lines
+# (and one call) of skynet-src/, service-src/ and lualib-src/. A broken rule
+# prints "file:line: what" and fails its case:
+#   lua_only_in_config    no skynet-src/ file but the config loader
+#                         (skynet_config.c) includes a Lua header
+#   public_headers_only   service-src/ and lualib-src/ include, of the
+#                         skynet-src/ headers, only those skynet.h lists on
+#                         its "Public headers:" line
+#   socket_server_alone   socket_server.c/.h include, of the project's
+#                         headers, only socket_server.h, atomic.h and
+#                         spinlock.h (no skynet_*.h), and those two only
+#                         system headers besides each other
+#   socket_server_builds_alone  those four files, copied alone into an
+#                         empty folder, compile there
+#   handle_table_below    skynet_handle.c includes neither skynet_timer.h
+#                         nor skynet_server.h (the table calls nothing above)
+#   retire_via_server     only skynet_server.c calls skynet_handle_retire
+#                         (it also drops the service's timers)
+# Then each rule is broken once on purpose, in a copy of the sources, and
+# must be reported at the right file and line.
+root=$(pwd)
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+passed=0
+failed=0
+check() { # name, condition result
+	if [ "$2" -eq 0 ]; then
+		echo "ok   $1"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $1"
+		failed=$((failed + 1))
+	fi
+}
+
+# includes FILE...: "file:line:name" for each #include (name without <> or "").
+includes() {
+	awk '/^[ \t]*#[ \t]*include[ \t]*[<"]/ {
+		s = $0
+		sub(/^[ \t]*#[ \t]*include[ \t]*[<"]/, "", s)
+		sub(/[>"].*$/, "", s)
+		print FILENAME ":" FNR ":" s
+	}' "$@"
+}
+
+# Each rule below runs in the folder given as $1 (a source tree), prints
+# one "file:line: what" per violation, and prints nothing when it holds.
+
+lua_only_in_config() {
+	(cd "$1" && includes skynet-src/*.c skynet-src/*.h) | while IFS=: read -r f l name; do
+		[ "$f" = skynet-src/skynet_config.c ] && continue
+		case "${name##*/}" in
+		lua.h | lauxlib.h | lualib.h | luaconf.h | lua.hpp)
+			echo "$f:$l: includes the Lua header $name (only skynet_config.c may)" ;;
+		esac
+	done
+}
+
+public_headers_only() {
+	public=$(sed -n 's/^[ *]*Public headers: *\(.*\)$/\1/p' "$1/skynet-src/skynet.h")
+	if [ -z "$public" ]; then
+		echo "skynet-src/skynet.h:1: no 'Public headers:' line"
+		return
+	fi
+	(cd "$1" && includes service-src/*.c lualib-src/*.c lualib-src/*.h) |
+		while IFS=: read -r f l name; do
+			base=${name##*/}
+			[ -f "$1/skynet-src/$base" ] || continue
+			case " $public " in
+			*" $base "*) ;;
+			*) echo "$f:$l: includes $base, internal to skynet-src (public: $public)" ;;
+			esac
+		done
+}
+
+socket_server_alone() {
+	(cd "$1" && includes skynet-src/socket_server.c skynet-src/socket_server.h \
+		skynet-src/atomic.h skynet-src/spinlock.h) | while IFS=: read -r f l name; do
+		base=${name##*/}
+		case "$f" in
+		*/socket_server.[ch]) allowed="socket_server.h atomic.h spinlock.h" ;;
+		*) allowed="atomic.h" ;;
+		esac
+		case " $allowed " in
+		*" $base "*) continue ;;
+		esac
+		# A system header is fine; a header of the project is not.
+		for d in skynet-src service-src lualib-src; do
+			if [ -f "$1/$d/$base" ]; then
+				echo "$f:$l: includes $name (the socket library may use only: $allowed)"
+				break
+			fi
+		done
+	done
+}
+
+socket_server_builds_alone() {
+	alone="$dir/alone"
+	rm -rf "$alone"
+	mkdir -p "$alone"
+	for h in socket_server.c socket_server.h atomic.h spinlock.h; do
+		cp "$1/skynet-src/$h" "$alone/"
+	done
+	# The compiler's first error, as skynet-src/FILE:LINE: ...
+	(cd "$alone" && ${CC:-cc} -std=gnu11 -fsyntax-only -I. socket_server.c) 2>&1 |
+		grep -m 1 'error' |
+		sed 's|^\([^:]*\):\([0-9]*\):[0-9]*: *|skynet-src/\1:\2: does not compile alone: |' 
+}
+
+handle_table_below() {
+	(cd "$1" && includes skynet-src/skynet_handle.c) | while IFS=: read -r f l name; do
+		case "${name##*/}" in
+		skynet_timer.h | skynet_server.h)
+			echo "$f:$l: includes $name (the handle table calls nothing above it)" ;;
+		esac
+	done
+}
+
+retire_via_server() {
+	(cd "$1" && grep -n 'skynet_handle_retire[ \t]*(' skynet-src/*.c service-src/*.c \
+		lualib-src/*.c) | while IFS=: read -r f l rest; do
+		case "$f" in
+		skynet-src/skynet_server.c | skynet-src/skynet_handle.c) continue ;;
+		esac
+		echo "$f:$l: calls skynet_handle_retire (retire with skynet_context_retire)"
+	done
+}
+
+RULES="lua_only_in_config public_headers_only socket_server_alone
+socket_server_builds_alone handle_table_below retire_via_server"
+
+# The tree as it is: every rule holds.
+for rule in $RULES; do
+	$rule "$root" >"$dir/out"
+	sed 's/^/    /' "$dir/out"
+	[ ! -s "$dir/out" ]
+	check "$rule" $?
+done
+
+# copy_tree: a fresh copy of the checked folders in $dir/tree.
+copy_tree() {
+	rm -rf "$dir/tree"
+	mkdir -p "$dir/tree"
+	cp -r "$root/skynet-src" "$root/service-src" "$root/lualib-src" "$dir/tree/"
+}
+
+# breaks RULE FILE TEXT: in a fresh copy, insert TEXT as a line of FILE
+# right after its first #include; RULE must then report exactly that line.
+breaks() {
+	copy_tree
+	n=$(grep -n -m 1 '^#include' "$dir/tree/$2" | cut -d: -f1)
+	n=$((n + 1))
+	awk -v n="$n" -v t="$3" 'FNR == n { print t } { print }' "$dir/tree/$2" >"$dir/edit"
+	mv "$dir/edit" "$dir/tree/$2"
+	$1 "$dir/tree" >"$dir/out"
+	sed 's/^/    | /' "$dir/out"
+	[ "$(grep -c . "$dir/out")" -eq 1 ] && grep -q "^$2:$n: " "$dir/out"
+	check "detects_$1" $?
+}
+
+breaks lua_only_in_config skynet-src/skynet_mq.c '#include <lua.h>'
+breaks public_headers_only service-src/service_echo.c '#include "skynet_handle.h"'
+breaks public_headers_only lualib-src/lua-seri.h '#include "../skynet-src/skynet_server.h"'
+breaks socket_server_alone skynet-src/socket_server.c '#include "skynet_socket.h"'
+breaks socket_server_alone skynet-src/spinlock.h '#include "skynet.h"'
+breaks socket_server_builds_alone skynet-src/socket_server.c '#include "skynet.h"'
+breaks handle_table_below skynet-src/skynet_handle.c '#include "skynet_timer.h"'
+breaks retire_via_server skynet-src/skynet_start.c 'static void f(void) { skynet_handle_retire(1); }'
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
