@@ -8,10 +8,12 @@
  * _connect, _bind, _start, _pause, _close, _shutdown, _nodelay, _send,
  * _send_lowpriority, _send_copy, _udp, _udp_listen, _udp_dial,
  * _udp_connect, _udp_send, _udp_address, _info, and the PTYPE_SOCKET
- * payload struct skynet_socket_message). Every other header in skynet-src
- * is internal. The list, one line (test/node/test_layers.sh reads it):
+ * payload struct skynet_socket_message), and atomic.h (the ATOM_* operations,
+ * the only way C code here touches atomics; it includes system headers only).
+ * Every other header in skynet-src is internal. The list, one line
+ * (test/node/test_layers.sh reads it):
  *
- * Public headers: skynet.h skynet_malloc.h skynet_socket.h
+ * Public headers: skynet.h skynet_malloc.h skynet_socket.h atomic.h
  *
  * Threads: every function here is safe to call from any thread unless its
  * comment says otherwise.
