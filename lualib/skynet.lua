@@ -26,6 +26,14 @@
 --   "EXIT"     (pool internal) the function returned;
 --   nil        a bare coroutine.yield(): suspended for good.
 --
+-- Signals. snlua's SIGNAL 0 breaks the code a coroutine runs with the error
+-- "signal 0"; this file marks itself (registry "snlua.framework") and so do
+-- the lazy parts when they load, so a break that lands in their bookkeeping
+-- (a reply half sent, a coroutine on its way into the pool, a session half
+-- registered) waits for the next instruction of service code. A request
+-- coroutine broken there fails like any other error: its caller gets an
+-- error reply.
+--
 -- Footprint. Each service compiles nothing (bytecode is cached) but still
 -- holds its own copy of every function prototype, so this file keeps only
 -- what the message path needs. The rest (exit, killthread, getenv, the
@@ -34,6 +42,11 @@
 -- they reach the internal state through require "skynet.private".
 local c = require "skynet.core"
 local skynet_require = require "skynet.require"
+
+local mark_framework = debug.getregistry()["snlua.framework"] -- nil outside snlua
+if mark_framework then
+	mark_framework()
+end
 
 local tostring = tostring
 local type = type
@@ -228,6 +241,7 @@ end
 ---------------------------------------------------------------- coroutines
 
 local pool = setmetatable({}, { __mode = "kv" })
+S.pool = pool -- the parked coroutines (each suspended in the loop of co_get)
 
 -- Bookkeeping when co stops for good (finished, failed or killed).
 local function co_finished(co)
@@ -913,7 +927,11 @@ setmetatable(skynet, {
 			if k == "cache" then
 				rawset(t, k, r)
 			end
-			return rawget(t, k)
+			local v = rawget(t, k)
+			if mark_framework and type(v) == "function" then
+				pcall(mark_framework, v) -- with every slot taken it stays unmarked
+			end
+			return v
 		end
 	end,
 })

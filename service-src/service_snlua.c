@@ -42,21 +42,37 @@
  * arbitrary point: the use Lua's own interpreter makes of lua_sethook from
  * a signal handler). trap_hook takes the bits with an exchange, removes
  * itself and serves them: signal 0 raises "signal 0" (this breaks an endless
- * loop), signal 1 logs the memory in use. A signal that lands on a worker
- * running another service (the service moved on) or no Lua at all finds no
- * bits or no instance and does nothing; the bits then wait for the resume
- * path, which loads trap once per resume (no lock) and installs the hook on
- * the coroutine it resumes, so a request to an idle service is served at its
- * next resume. Either the worker's store of runner comes first in the
+ * loop), signal 1 logs the memory in use. A hook that finds no bits (they
+ * were served on another coroutine) just removes itself. A signal that lands
+ * on a worker running another service (the service moved on) or no Lua at all
+ * finds no bits or no instance and does nothing; the bits then wait for the
+ * resume path, which loads trap once per resume (no lock) and installs the
+ * hook on the coroutine it resumes, so a request to an idle service is served
+ * at its next resume. Either the worker's store of runner comes first in the
  * seq-cst order and the signaller interrupts it, or the signaller's OR comes
  * first and the worker's next resume sees the bit. No hook stays installed
  * while nothing is pending, so the VM runs at full speed (any count hook
  * makes it trace every instruction).
- * Framework code on the main thread (skynet.lua's dispatcher) is only
- * hooked after TRAP_MAIN_COUNT instructions: an error raised there between
- * two resumes could lose a waiting coroutine, while the next resume serves
- * the bits at a safe point; a loop on the main thread (in an unpack
- * function, say) still breaks. dispatch_leave drops such a hook.
+ * The main thread (skynet.lua's dispatcher) is only hooked after
+ * TRAP_MAIN_COUNT instructions: it runs framework code, where the hook
+ * would only defer (below), and the next resume serves the bits anyway; a
+ * loop on the main thread (in an unpack function, say) still breaks.
+ * dispatch_leave drops such a hook.
+ * Framework code is never broken midway: its bookkeeping (a reply after the
+ * session is taken but before the send, a coroutine parked in the pool but
+ * not yet yielded) would be left half done, and a caller could wait forever.
+ * skynet.lua marks its chunk, and those of its lazy parts as they load,
+ * through registry "snlua.framework" (up to TRAP_FRAMEWORK_MAX chunks per
+ * state; the function is anchored in the registry, so its source string,
+ * compared by address, stays valid). When the hook fires in a function of a
+ * marked chunk (lua_getinfo "S" on the current frame, paid only while bits
+ * are pending) it keeps the bits and fires again at the next instruction, so
+ * the break lands at the first instruction of service code, even one in
+ * another coroutine or a later message. trap_deferred counts those
+ * instructions (the running thread alone touches it; reset when bits are
+ * served): after TRAP_DEFER_MAX the hook serves the bits wherever it is, so a
+ * loop in framework code still breaks (about 50 ms of hooked instructions
+ * later).
  * TRAP_SIGNAL is installed once per process with SA_RESTART; the workers
  * never block it. The caller of snlua_signal holds a reference to the
  * context, so the node (and every worker) outlives the pthread_kill.
@@ -104,6 +120,8 @@
 #define TRAP_MEMORY        2 // signal 1: log memory usage
 #define TRAP_SIGNAL        (SIGRTMIN + 3)
 #define TRAP_MAIN_COUNT    1000000 // instructions before a trap is served on the main thread
+#define TRAP_DEFER_MAX     1000000 // framework instructions a break may wait out
+#define TRAP_FRAMEWORK_MAX 16      // chunks marked as framework code per state
 #define CACHE_MIN_SLOTS    64
 #define CACHE_MODE_ON      0 // use and fill the cache
 #define CACHE_MODE_EXIST   1 // use cached chunks, do not add new ones
@@ -162,8 +180,11 @@ struct snlua {
 	ATOM_INT trap;            // TRAP_* bits not yet served (see "signals")
 	ATOM_ULONG runner;        // pthread_t of the worker running the service, 0: none
 	ATOM_POINTER active;      // lua_State running now (main between resumes)
-	struct small_pool pool;   // the state's small objects (see "memory")
-	bool warn_off;            // Lua warnings ("@off"/"@on")
+	int trap_deferred;        // framework instructions a pending trap has waited out
+	int framework_n;
+	const char *framework[TRAP_FRAMEWORK_MAX]; // source strings of the framework's chunks
+	struct small_pool pool;                    // the state's small objects (see "memory")
+	bool warn_off;                             // Lua warnings ("@off"/"@on")
 	size_t warn_len;
 	char warn_buf[SNLUA_WARN_BUF]; // a warning being assembled from pieces
 };
@@ -370,9 +391,33 @@ static __thread ATOM_POINTER CURRENT __attribute__((tls_model("initial-exec")));
 static ATOM_INT TRAP_SIGNAL_READY; // TRAP_SIGNAL's handler is installed
 static pthread_once_t TRAP_SIGNAL_ONCE = PTHREAD_ONCE_INIT;
 
+/* Whether the function the hook fired in belongs to a marked framework chunk. */
+static bool
+in_framework(struct snlua *l, lua_State *L, lua_Debug *ar) {
+	if (l->framework_n == 0 || !lua_getinfo(L, "S", ar))
+		return false;
+	for (int i = 0; i < l->framework_n; i++) {
+		if (ar->source == l->framework[i])
+			return true;
+	}
+	return false;
+}
+
 static void
 trap_hook(lua_State *L, lua_Debug *ar) {
 	struct snlua *l = state_snlua(L);
+	if (ATOM_LOAD(&l->trap) == 0) {
+		lua_sethook(L, NULL, 0, 0); // stale: the bits were served elsewhere
+		return;
+	}
+	if (l->trap_deferred < TRAP_DEFER_MAX && in_framework(l, L, ar)) {
+		/* Wait for the next instruction outside the framework. */
+		l->trap_deferred++;
+		if (lua_gethookcount(L) != 1)
+			lua_sethook(L, trap_hook, LUA_MASKCOUNT, 1);
+		return;
+	}
+	l->trap_deferred = 0;
 	lua_sethook(L, NULL, 0, 0);
 	int trap = ATOM_XCHG(&l->trap, 0);
 	if (trap & TRAP_MEMORY)
@@ -451,6 +496,48 @@ dispatch_leave(lua_State *L) {
 	if (lua_gethook(l->L) == trap_hook)
 		lua_sethook(l->L, NULL, 0, 0); // the bits wait for the next resume
 	return 0;
+}
+
+/*
+ * Registry "snlua.framework": framework([f]) marks the chunk the Lua function
+ * f (default: the caller) was compiled from as framework code, which a break
+ * waits out (see "signals"). Returns true, or false for a C function (it has
+ * no chunk). The function is anchored in the registry, so the source string
+ * the hook compares by address lives as long as the state.
+ */
+static int
+mark_framework(lua_State *L) {
+	struct snlua *l = state_snlua(L);
+	lua_Debug ar;
+	if (lua_isnoneornil(L, 1)) {
+		if (!lua_getstack(L, 1, &ar))
+			return luaL_error(L, "snlua.framework: no caller");
+		lua_getinfo(L, "Sf", &ar); // pushes the caller
+	} else {
+		luaL_checktype(L, 1, LUA_TFUNCTION);
+		lua_pushvalue(L, 1);
+		lua_getinfo(L, ">S", &ar); // pops the copy
+		lua_pushvalue(L, 1);
+	}
+	if (strcmp(ar.what, "C") == 0) {
+		lua_pushboolean(L, 0);
+		return 1;
+	}
+	/* A stripped chunk reports a constant "=?" that every stripped chunk shares. */
+	if (strcmp(ar.source, "=?") == 0)
+		return luaL_error(L, "snlua.framework: the chunk has no source name (stripped)");
+	for (int i = 0; i < l->framework_n; i++) {
+		if (l->framework[i] == ar.source) {
+			lua_pushboolean(L, 1);
+			return 1;
+		}
+	}
+	if (l->framework_n == TRAP_FRAMEWORK_MAX)
+		return luaL_error(L, "snlua.framework: more than %d chunks", TRAP_FRAMEWORK_MAX);
+	luaL_ref(L, LUA_REGISTRYINDEX); // pops the function, keeps its chunk alive
+	l->framework[l->framework_n++] = ar.source;
+	lua_pushboolean(L, 1);
+	return 1;
 }
 
 /* ---- skynet.profile and the accounting coroutine functions ------------ */
@@ -1156,6 +1243,8 @@ start_lua(lua_State *L) {
 	lua_setfield(L, LUA_REGISTRYINDEX, "snlua.enter");
 	lua_pushcfunction(L, dispatch_leave);
 	lua_setfield(L, LUA_REGISTRYINDEX, "snlua.leave");
+	lua_pushcfunction(L, mark_framework);
+	lua_setfield(L, LUA_REGISTRYINDEX, "snlua.framework");
 	lua_pushcfunction(L, exit_reserve);
 	lua_setfield(L, LUA_REGISTRYINDEX, "snlua.exit_reserve");
 	preload(L, "skynet.profile", open_profile);

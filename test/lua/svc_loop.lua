@@ -3,10 +3,16 @@
 -- calls into C (skynet.hpc) every 1000 spins; "work" spins n times (calling
 -- into C every 1000) under pcall and returns how many "signal 0" errors it
 -- caught; "nap" sleeps ti cs, then answers; "count" reports how far the
--- loops got.
+-- loops got. "loop_fw" spins forever in a chunk marked as framework code.
+-- "ret_at" k signals the service itself at the k-th instruction after it
+-- starts to answer; "probe" then reports whether that signal was sent and
+-- whether every coroutine parked in the pool is still usable; "unhook"
+-- drops a count that never reached k.
 local skynet = require "skynet"
+local core = require "skynet.core"
 
 local hpc = skynet.hpc
+local parked = require("skynet.private").pool
 
 local spins = 0
 
@@ -20,6 +26,25 @@ local function spin_c(n)
 		hpc()
 	end
 end
+
+-- Marked like skynet.lua marks itself: a break waits for code outside it,
+-- but only for so many instructions.
+local framework_loop = load([[
+	local hpc = ...
+	return function()
+		while true do
+			for _ = 1, 1000 do
+			end
+			hpc()
+		end
+	end
+]], "=framework_loop")(hpc)
+assert(debug.getregistry()["snlua.framework"](framework_loop), "framework_loop not marked")
+
+local fired = false -- the signal of the last ret_at was sent
+local hooked = nil -- the coroutine that ran the last ret_at
+
+local function nop() end
 
 local CMD = {}
 
@@ -50,6 +75,41 @@ end
 function CMD.nap(source, ti)
 	skynet.sleep(ti)
 	skynet.retpack("awake")
+end
+
+function CMD.loop_fw(source)
+	skynet.send(source, "lua", "mark", "looping")
+	framework_loop()
+end
+
+-- The fork runs (on another pooled coroutine) right after this request and
+-- parks on top of it, so "probe" runs there and sees this one in the pool.
+function CMD.ret_at(source, k)
+	local self = skynet.address(skynet.self())
+	fired = false
+	hooked = coroutine.running()
+	skynet.fork(nop)
+	debug.sethook(function()
+		debug.sethook()
+		fired = true
+		core.command("SIGNAL", self)
+	end, "", k)
+	skynet.retpack(k)
+end
+
+function CMD.probe()
+	local usable = true
+	for _, co in pairs(parked) do
+		if coroutine.status(co) ~= "suspended" then
+			usable = false
+		end
+	end
+	skynet.retpack(fired, usable)
+end
+
+function CMD.unhook()
+	debug.sethook(hooked)
+	skynet.retpack(true)
 end
 
 function CMD.count()

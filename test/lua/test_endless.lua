@@ -2,7 +2,9 @@
 -- signal(0)). The monitor thread raises the same signal after 5 s of one
 -- message; virtual time cannot wait for that, so the test sends SIGNAL
 -- itself. The looping service must break out and keep answering. A signal
--- to a service that is not running waits for its next resume.
+-- to a service that is not running waits for its next resume. A signal that
+-- lands in the framework's own code (skynet.lua) waits for service code, so
+-- no reply is lost and no broken coroutine is reused.
 --
 -- Under ThreadSanitizer (env SKYNET_SAN=thread, or a build directory named
 -- *tsan*) a signal reaches a thread only when it calls into libc, so the
@@ -158,8 +160,61 @@ t.case("many signals while the service hops between two workers", function()
 	t.eq(skynet.call(svc, "lua", "ping"), "pong", "the service survives")
 end)
 
+t.case("a signal on the reply path: the caller gets an answer, the pool stays usable", function()
+	-- ret_at k signals the service at the k-th instruction after its request
+	-- starts to answer: in the request's code, inside skynet.ret (around the
+	-- send), on the way back to the pool. Wherever it lands the caller gets
+	-- the reply or an error, at most one request breaks, and no broken
+	-- coroutine is left parked in the pool.
+	local svc = svcs.at
+	local covered = 0
+	for k = 1, 400 do
+		local ok, err = call_within(100, svc, "ret_at", k)
+		t.ok(ok or err ~= "timeout", "k=" .. k .. ": the request was never answered")
+		local broken = ok and 0 or 1
+		local pok, sent, usable = call_within(100, svc, "probe")
+		t.ok(pok or sent ~= "timeout", "k=" .. k .. ": the probe was never answered")
+		if not pok then
+			broken = broken + 1
+		else
+			t.ok(usable, "k=" .. k .. ": a dead coroutine is parked in the pool")
+			if not sent then
+				break -- k is past the end of the request
+			end
+			covered = k
+		end
+		t.ok(broken <= 1, "k=" .. k .. ": one signal broke " .. broken .. " requests")
+	end
+	t.ok(covered >= 20, "the signal reached only " .. covered .. " instructions")
+	t.ok(covered < 400, "the request never ended")
+	t.eq(call_within(100, svc, "unhook"), true, "unhook")
+	t.eq(call_within(100, svc, "ping"), true, "the service answers")
+end)
+
+t.case("a loop in code marked as framework is broken too, later", function()
+	local svc = svcs.fw
+	t.marks = {}
+	local wait = call_in_fork(svc, "loop_fw")
+	t.ok(wait_for_mark("looping"), "the loop never started")
+	core.command("SIGNAL", skynet.address(svc))
+	local done, ok, err = wait()
+	t.ok(done, "the loop was not interrupted")
+	t.eq(ok, false, "the looping request must fail")
+	t.ok(tostring(err):find("call failed", 1, true), "error text: " .. tostring(err))
+	t.eq(skynet.call(svc, "lua", "ping"), "pong", "service answers after the signal")
+end)
+
+t.case("snlua.framework marks Lua chunks only", function()
+	local mark = debug.getregistry()["snlua.framework"]
+	t.eq(type(mark), "function", "snlua registers snlua.framework")
+	t.eq(mark(print), false, "a C function has no chunk")
+	t.raises("function expected", mark, 42)
+	local stripped = load(string.dump(function() end, true))
+	t.raises("stripped", mark, stripped)
+end)
+
 t.start(nil, function()
-	for _, name in ipairs { "pure", "c", "idle", "hop" } do
+	for _, name in ipairs { "pure", "c", "idle", "hop", "at", "fw" } do
 		svcs[name] = skynet.newservice("svc_loop")
 	end
 end)
