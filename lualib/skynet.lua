@@ -150,6 +150,30 @@ local S = {
 	exited = false,
 }
 
+-- Last will. A service stopped from outside (KILL, ABORT) runs no more Lua
+-- code before its state closes, so the clean-up of skynet.exit (errors to
+-- the callers of requests it had not answered) never happens and those
+-- callers would wait forever. This object lives as long as the state (S
+-- holds it), so its finalizer runs when the state closes: it sends those
+-- errors. It only sends (no yield, no call), and does nothing after
+-- skynet.exit, which has done it already.
+S.last_will = setmetatable({}, {
+	__gc = function()
+		if S.exited then
+			return
+		end
+		for co, session in pairs(req_session) do
+			local source = req_source[co]
+			if session ~= 0 and source then
+				pcall(c_send, source, PTYPE_ERROR, session, "")
+			end
+		end
+		for resp in pairs(unresponse) do
+			pcall(resp, false)
+		end
+	end,
+})
+
 -- Session wrap-around (spec 1.9): collisions are only possible once the
 -- counter has wrapped; from then on every allocation first skips sessions
 -- that are still in use.

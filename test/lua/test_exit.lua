@@ -35,6 +35,30 @@ t.case("exit with pending incoming calls: every caller gets an error", function(
 	t.ok(not launcher_has(svc), "launcher forgot the service")
 end)
 
+t.case("a killed service fails every pending call (the callers never hang)", function()
+	local svc = skynet.newservice("svc_echo")
+	local results = {}
+	for i = 1, 3 do
+		skynet.fork(function()
+			local ok, err = pcall(skynet.call, svc, "lua", "hold", i)
+			results[#results + 1] = ok and "ok" or tostring(err)
+		end)
+	end
+	skynet.fork(function()
+		local ok, err = pcall(skynet.call, svc, "lua", "defer", "d")
+		results[#results + 1] = ok and "ok" or tostring(err)
+	end)
+	t.quiesce()
+	t.eq(#results, 0, "all pending")
+	skynet.kill(svc)
+	t.quiesce()
+	t.eq(#results, 4, "every caller got an answer")
+	for i = 1, #results do
+		t.ok(results[i]:find("call failed", 1, true), "error text: " .. results[i])
+	end
+	t.raises("call to invalid address", skynet.call, svc, "lua", "ping")
+end)
+
 t.case("exit closes suspended coroutines: to-be-closed variables run", function()
 	local svc = skynet.newservice("svc_echo")
 	for i = 1, 2 do
