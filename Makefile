@@ -73,7 +73,20 @@ $(OBJ)/lualib/%.o: lualib-src/%.c
 
 $(BUILD)/luaclib/skynet.so: $(LUALIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -shared -o $@ $^
+	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LUACLIB_LIBS_skynet)
+
+# Lua C modules outside skynet.so: the sources in lualib-src/NAME/ build
+# luaclib/NAME.so, where stock Lua finds `require "NAME.x"` (luaopen_NAME_x)
+# and `require "NAME"`. Extra link libraries of NAME.so go in LUACLIB_LIBS_NAME.
+EXTRA_LUACLIB_DIRS := $(patsubst lualib-src/%/,%,$(sort $(dir $(wildcard lualib-src/*/*.c))))
+EXTRA_LUACLIB := $(patsubst %,$(BUILD)/luaclib/%.so,$(EXTRA_LUACLIB_DIRS))
+all: $(EXTRA_LUACLIB)
+define luaclib_rule
+$(BUILD)/luaclib/$(1).so: $$(patsubst lualib-src/%.c,$(OBJ)/lualib/%.o,$$(wildcard lualib-src/$(1)/*.c))
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDFLAGS) -shared -o $$@ $$^ $$(LUACLIB_LIBS_$(1))
+endef
+$(foreach d,$(EXTRA_LUACLIB_DIRS),$(eval $(call luaclib_rule,$(d))))
 
 # The demo's terminal client: its socket module, loaded by the system lua5.4
 # (examples/lua-clientsocket.c), and `make client` to play (examples/).
@@ -127,7 +140,7 @@ test-tsan:
 bench: all benches
 	@sh bench/run.sh $(BUILD) $(OBJ)
 
-FORMAT_SRC = $(wildcard skynet-src/*.[ch] service-src/*.c lualib-src/*.[ch] test/unit/*.[ch] \
+FORMAT_SRC = $(wildcard skynet-src/*.[ch] service-src/*.c lualib-src/*.[ch] lualib-src/*/*.[ch] test/unit/*.[ch] \
 	bench/*.c examples/*.c)
 format:
 	clang-format -i $(FORMAT_SRC)
@@ -138,4 +151,4 @@ format-check:
 clean:
 	rm -rf skynet cservice luaclib build
 
--include $(wildcard $(OBJ)/*/*.d)
+-include $(wildcard $(OBJ)/*/*.d $(OBJ)/*/*/*.d)
