@@ -11,6 +11,14 @@
  * own locals lose the variable name. The rewrite walks the Lua 5.4 dump
  * format (ldump.c); any surprise leaves the dump unchanged.
  *
+ * The dump format is private to Lua and may change in any release, so the
+ * rewriter first checks that the header is byte for byte the one it was
+ * written for: signature "\x1bLua", version 0x54, format 0, the LUAC_DATA
+ * bytes, sizes 4 (Instruction), 8 (lua_Integer) and 8 (lua_Number), then
+ * the check values 0x5678 (as an 8-byte integer) and 370.5 (as an 8-byte
+ * float) in this machine's byte order. Anything else is refused, and the
+ * code cache keeps the dump as Lua wrote it.
+ *
  * Data: struct slim, a cursor over the input [p, end) and the output buffer.
  * Invariants: p never passes end (every read checks the bytes left first);
  * once bad is set it stays set, nothing more is read, and the output is
@@ -25,7 +33,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#define SLIM_MAX_DEPTH 200 // nested function prototypes
+#define SLIM_MAX_DEPTH     200 // nested function prototypes
+#define SLIM_CHECKED_BYTES 15  // signature 4, version, format, LUAC_DATA 6, three sizes
+#define SLIM_HEADER_BYTES  (SLIM_CHECKED_BYTES + 8 + 8) // then LUAC_INT, LUAC_NUM
+#define SLIM_INT_BYTES     8
+#define SLIM_NUM_BYTES     8
+#define SLIM_LUAC_INT      0x5678
+#define SLIM_LUAC_NUM      370.5
+
 /* Constant tags as ldump.c writes them (type | variant << 4). */
 #define SLIM_TAG_NIL   0
 #define SLIM_TAG_FALSE 1
@@ -35,12 +50,19 @@
 #define SLIM_TAG_SHORT 4
 #define SLIM_TAG_LONG  20
 
+/* The header bytes that are the same on every machine (no terminating NUL). */
+static const char SLIM_HEADER[SLIM_CHECKED_BYTES] = "\x1bLua"            // signature
+                                                    "\x54"               // version 5.4
+                                                    "\x00"               // format: the official one
+                                                    "\x19\x93\r\n\x1a\n" // LUAC_DATA
+                                                    "\x04"               // sizeof(Instruction)
+                                                    "\x08"               // sizeof(lua_Integer)
+                                                    "\x08";              // sizeof(lua_Number)
+
 struct slim {
 	const unsigned char *p; // next byte to read
 	const unsigned char *end;
 	struct snlua_dump *out;
-	size_t int_bytes;
-	size_t num_bytes;
 	bool bad;
 };
 
@@ -67,6 +89,16 @@ slim_copy(struct slim *s, size_t n) {
 	}
 	snlua_dump_write(NULL, s->p, n, s->out);
 	s->p += n;
+}
+
+/* Copy n items of item_bytes each, refusing a count whose size overflows. */
+static void
+slim_copy_items(struct slim *s, size_t n, size_t item_bytes) {
+	if (n > (size_t)(s->end - s->p) / item_bytes) {
+		s->bad = true;
+		return;
+	}
+	slim_copy(s, n * item_bytes);
 }
 
 /* A dumpSize varint (7 bits a byte, the last byte has 0x80); copied when copy. */
@@ -110,9 +142,9 @@ slim_constants(struct slim *s) {
 		unsigned char tag = s->p < s->end ? *s->p : 0xff;
 		slim_copy(s, 1);
 		if (tag == SLIM_TAG_INT)
-			slim_copy(s, s->int_bytes);
+			slim_copy(s, SLIM_INT_BYTES);
 		else if (tag == SLIM_TAG_FLOAT)
-			slim_copy(s, s->num_bytes);
+			slim_copy(s, SLIM_NUM_BYTES);
 		else if (tag == SLIM_TAG_SHORT || tag == SLIM_TAG_LONG)
 			slim_string(s, true);
 		else if (tag != SLIM_TAG_NIL && tag != SLIM_TAG_FALSE && tag != SLIM_TAG_TRUE)
@@ -131,10 +163,10 @@ slim_function(struct slim *s, int depth) {
 	slim_size(s, true);   // lastlinedefined
 	slim_copy(s, 3);      // numparams, is_vararg, maxstacksize
 	size_t n = slim_size(s, true);
-	slim_copy(s, n * 4); // code
+	slim_copy_items(s, n, 4); // code
 	slim_constants(s);
 	n = slim_size(s, true);
-	slim_copy(s, n * 3); // upvalue descriptions
+	slim_copy_items(s, n, 3); // upvalue descriptions
 	n = slim_size(s, true);
 	for (size_t i = 0; i < n && !s->bad; i++)
 		slim_function(s, depth + 1);
@@ -159,21 +191,28 @@ slim_function(struct slim *s, int depth) {
 	snlua_dump_write(NULL, &none, 1, s->out);
 }
 
-bool
-snlua_slim_dump(const struct snlua_dump *dump, struct snlua_dump *out) {
-	// Header: signature 4, version, format, LUAC_DATA 6, three sizes, LUAC_INT, LUAC_NUM.
-	if (dump->len < 15)
+/* Whether the dump opens with exactly the header this rewriter knows. */
+static bool
+is_known_header(const struct snlua_dump *dump) {
+	if (dump->len < SLIM_HEADER_BYTES)
 		return false;
 	const unsigned char *d = (const unsigned char *)dump->data;
-	struct slim s = {
-	    .p = d,
-	    .end = d + dump->len,
-	    .out = out,
-	    .int_bytes = d[13],
-	    .num_bytes = d[14],
-	    .bad = false,
-	};
-	slim_copy(&s, 15 + s.int_bytes + s.num_bytes);
+	if (memcmp(d, SLIM_HEADER, SLIM_CHECKED_BYTES) != 0)
+		return false;
+	int64_t luac_int;
+	double luac_num;
+	memcpy(&luac_int, d + SLIM_CHECKED_BYTES, sizeof(luac_int));
+	memcpy(&luac_num, d + SLIM_CHECKED_BYTES + SLIM_INT_BYTES, sizeof(luac_num));
+	return luac_int == SLIM_LUAC_INT && luac_num == SLIM_LUAC_NUM;
+}
+
+bool
+snlua_slim_dump(const struct snlua_dump *dump, struct snlua_dump *out) {
+	if (!is_known_header(dump))
+		return false;
+	const unsigned char *d = (const unsigned char *)dump->data;
+	struct slim s = {.p = d, .end = d + dump->len, .out = out, .bad = false};
+	slim_copy(&s, SLIM_HEADER_BYTES);
 	slim_copy(&s, 1); // upvalue count of the main closure
 	slim_function(&s, 0);
 	if (!s.bad && s.p == s.end)

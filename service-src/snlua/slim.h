@@ -25,8 +25,11 @@ int snlua_dump_write(lua_State *L, const void *p, size_t sz, void *ud);
 
 /*
  * Rewrite dump into out (empty on entry) without local and upvalue names.
- * Returns true on success. Returns false, with out left empty, when dump
- * is not a well-formed Lua 5.4 dump.
+ * Returns true on success. Returns false, with out left empty, when the
+ * header is not exactly the one the rewriter was written for (Lua 5.4,
+ * format 0, 4-byte instructions, 8-byte integers and floats, the check
+ * values), or when the rest is not a well-formed function of that format.
+ * Reads no byte of dump outside [data, data + len).
  */
 bool snlua_slim_dump(const struct snlua_dump *dump, struct snlua_dump *out);
 
