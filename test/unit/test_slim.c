@@ -265,7 +265,7 @@ static void
 refused_dump_still_loads_and_runs(int *failed) {
 	lua_State *L = new_state();
 	struct snlua_dump d = chunk_dump(L);
-	struct snlua_dump longer = dump_copy(d.data, d.len + 1);
+	struct snlua_dump longer = {skynet_malloc(d.len + 1), d.len + 1, d.len + 1};
 	memcpy(longer.data, d.data, d.len);
 	longer.data[d.len] = 0;
 	TT_CHECK(refused_and_kept(L, &longer));
