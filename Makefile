@@ -67,6 +67,16 @@ $(BUILD)/cservice/%.so: service-src/service_%.c
 	@mkdir -p $(dir $@) $(OBJ)/cservice
 	$(CC) $(CFLAGS) -fPIC -shared -MF $(OBJ)/cservice/$*.d -o $@ $<
 
+# snlua is service_snlua.c plus its parts in service-src/snlua/, one object each.
+SNLUA_OBJ := $(patsubst service-src/snlua/%.c,$(OBJ)/snlua/%.o,$(wildcard service-src/snlua/*.c))
+$(OBJ)/snlua/%.o: service-src/snlua/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+
+$(BUILD)/cservice/snlua.so: service-src/service_snlua.c $(SNLUA_OBJ)
+	@mkdir -p $(dir $@) $(OBJ)/cservice
+	$(CC) $(CFLAGS) -fPIC -shared -MF $(OBJ)/cservice/snlua.d -o $@ $< $(SNLUA_OBJ)
+
 $(OBJ)/lualib/%.o: lualib-src/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
@@ -113,6 +123,12 @@ $(OBJ)/test/test_socket_alone.o: test/unit/test_socket_alone.c
 $(OBJ)/test/test_socket_alone: $(OBJ)/test/test_socket_alone.o $(OBJ)/core/socket_server.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
+# snlua's bytecode rewriter on its own: the test links its object with the core.
+$(OBJ)/test/test_slim: test/unit/test_slim.c $(OBJ)/snlua/slim.o $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itest/unit -Iservice-src -MF $@.d -o $@ $< $(OBJ)/snlua/slim.o $(CORE_LIB) \
+		$(LDFLAGS) $(LIBS)
+
 $(OBJ)/bench/%: bench/%.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itest/unit -MF $@.d -o $@ $< $(CORE_LIB) $(LDFLAGS) $(LIBS)
@@ -140,7 +156,8 @@ test-tsan:
 bench: all benches
 	@sh bench/run.sh $(BUILD) $(OBJ)
 
-FORMAT_SRC = $(wildcard skynet-src/*.[ch] service-src/*.c lualib-src/*.[ch] lualib-src/*/*.[ch] test/unit/*.[ch] \
+FORMAT_SRC = $(wildcard skynet-src/*.[ch] service-src/*.c service-src/snlua/*.[ch] \
+	lualib-src/*.[ch] lualib-src/*/*.[ch] test/unit/*.[ch] \
 	bench/*.c examples/*.c)
 format:
 	clang-format -i $(FORMAT_SRC)
