@@ -21,12 +21,14 @@ endif
 
 LUA_CFLAGS := $(shell pkg-config --cflags lua5.4)
 LUA_LIBS := $(shell pkg-config --libs lua5.4)
+CRYPTO_CFLAGS := $(shell pkg-config --cflags libcrypto)
+CRYPTO_LIBS := $(shell pkg-config --libs libcrypto)
 
 WARN := -Wall -Wextra -Wno-unused-parameter -Wstrict-prototypes -Wshadow -Wpointer-arith
 ifeq ($(WERROR),1)
 WARN += -Werror
 endif
-CFLAGS := -std=gnu11 $(OPT) -g $(WARN) -MMD -MP -pthread $(SAN) $(LUA_CFLAGS) \
+CFLAGS := -std=gnu11 $(OPT) -g $(WARN) -MMD -MP -pthread $(SAN) $(LUA_CFLAGS) $(CRYPTO_CFLAGS) \
 	-Iskynet-src $(MYCFLAGS)
 LDFLAGS := -pthread $(SAN) $(MYLDFLAGS)
 LIBS := $(LUA_LIBS) -ldl -lm
@@ -97,6 +99,13 @@ $(BUILD)/luaclib/$(1).so: $$(patsubst lualib-src/%.c,$(OBJ)/lualib/%.o,$$(wildca
 	$$(CC) $$(LDFLAGS) -shared -o $$@ $$^ $$(LUACLIB_LIBS_$(1))
 endef
 $(foreach d,$(EXTRA_LUACLIB_DIRS),$(eval $(call luaclib_rule,$(d))))
+
+# libcrypto users: skynet.crypt (in skynet.so) and md5.core (md5.so). client.so
+# holds client.crypt, for a plain lua5.4: the same object as skynet.crypt.
+LUACLIB_LIBS_skynet := $(CRYPTO_LIBS)
+LUACLIB_LIBS_md5 := $(CRYPTO_LIBS)
+LUACLIB_LIBS_client := $(CRYPTO_LIBS)
+$(BUILD)/luaclib/client.so: $(OBJ)/lualib/lua-crypt.o
 
 # The demo's terminal client: its socket module, loaded by the system lua5.4
 # (examples/lua-clientsocket.c), and `make client` to play (examples/).
