@@ -26,7 +26,9 @@
  * before the first key is written, so a failed load leaves the env untouched.
  *
  * Everything runs inside one lua_pcall on a temporary lua_State that uses the
- * project allocator; every error ends up as one line in err.
+ * project allocator; every error ends up as one line in err. A count hook
+ * stops a config (all its includes together) after CONFIG_MAX_STEPS VM
+ * instructions, so an endless loop is an error instead of a hung startup.
  */
 
 #include "skynet_env.h"
@@ -42,11 +44,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CONFIG_INCLUDE_MAX 32 // nesting depth; a file including itself stops here
+#define CONFIG_INCLUDE_MAX 32   // nesting depth; a file including itself stops here
+#define CONFIG_HOOK_STEPS  1000 // VM instructions between two calls of the count hook
+
+/* VM instructions a config may run. A variable only so that the fuzz target can lower it. */
+static int CONFIG_MAX_STEPS = 10000000;
 
 struct config_loader {
 	const char *path; // borrowed: the top-level file name
 	int depth;        // include nesting of the file running now
+	int steps;        // VM instructions run so far, in units of CONFIG_HOOK_STEPS
 };
 
 /* Registry keys (their addresses are the keys). */
@@ -207,6 +214,19 @@ run_file(lua_State *L, struct config_loader *ld, const char *name, int level) {
 	lua_settop(L, base);
 }
 
+/* Count hook: raise once the config has run more than CONFIG_MAX_STEPS instructions. */
+static void
+count_steps(lua_State *L, lua_Debug *ar) {
+	(void)ar;
+	struct config_loader *ld = *(struct config_loader **)lua_getextraspace(L);
+	if (++ld->steps <= CONFIG_MAX_STEPS / CONFIG_HOOK_STEPS)
+		return;
+	luaL_where(L, 0); // the Lua function the hook interrupted
+	lua_pushfstring(L, "config runs too long (more than %d instructions)", CONFIG_MAX_STEPS);
+	lua_concat(L, 2);
+	lua_error(L);
+}
+
 /* include "file": upvalue 1 is the struct config_loader. */
 static int
 config_include(lua_State *L) {
@@ -325,7 +345,9 @@ skynet_config_load(const char *path, char *err, size_t err_len) {
 		set_error(err, err_len, "cannot create a lua state for the config");
 		return SKYNET_EINVAL;
 	}
-	struct config_loader ld = {.path = path, .depth = 0};
+	struct config_loader ld = {.path = path, .depth = 0, .steps = 0};
+	*(struct config_loader **)lua_getextraspace(L) = &ld;
+	lua_sethook(L, count_steps, LUA_MASKCOUNT, CONFIG_HOOK_STEPS);
 	lua_pushcfunction(L, load_protected);
 	lua_pushlightuserdata(L, &ld);
 	int ret = 0;

@@ -264,6 +264,44 @@ config_include_loop_is_an_error(int *failed) {
 	TT_CHECK(env_is("n", NULL));
 }
 
+/*
+ * A config that runs too long is an error, not a hung startup. The bounded
+ * loop (about 60 M instructions) finishes within a second even where the
+ * budget is missing, so that case fails instead of hanging; the endless
+ * loops run only once the budget has shown to work.
+ */
+static void
+config_endless_loop_is_an_error(int *failed) {
+	env_reset();
+	char err[256] = "";
+	put("short.lua", "n = 0\nfor i = 1, 1000 do n = n + i end\n");
+	TT_CHECK(skynet_config_load(at("short.lua"), err, sizeof(err)) == 0);
+	TT_CHECK(env_is("n", "500500"));
+
+	env_reset();
+	put("long.lua", "n = 0\nfor i = 1, 3e7 do\n  n = n + 1\nend\n");
+	int ret = skynet_config_load(at("long.lua"), err, sizeof(err));
+	TT_CHECK(ret == SKYNET_EINVAL);
+	TT_CHECK(has(err, "long.lua:3: config runs too long"));
+	TT_CHECK(env_is("n", NULL));
+	if (ret != SKYNET_EINVAL)
+		return;
+
+	put("endless.lua", "while true do end\n");
+	TT_CHECK(skynet_config_load(at("endless.lua"), err, sizeof(err)) == SKYNET_EINVAL);
+	TT_CHECK(has(err, "endless.lua:1: config runs too long"));
+
+	/* Included files share one budget: each alone fits, three together do not. */
+	put("spin.lua", "for i = 1, 4e6 do end\n");
+	put("once.lua", "include \"spin.lua\"\n");
+	put("thrice.lua", "include \"spin.lua\"\ninclude \"spin.lua\"\ninclude \"spin.lua\"\n");
+	env_reset();
+	TT_CHECK(skynet_config_load(at("once.lua"), err, sizeof(err)) == 0);
+	env_reset();
+	TT_CHECK(skynet_config_load(at("thrice.lua"), err, sizeof(err)) == SKYNET_EINVAL);
+	TT_CHECK(has(err, "spin.lua:1: config runs too long"));
+}
+
 static void
 config_invalid_values(int *failed) {
 	env_reset();
@@ -428,6 +466,7 @@ main(void) {
 	TT_RUN(config_missing_file);
 	TT_RUN(config_syntax_and_runtime_errors);
 	TT_RUN(config_include_loop_is_an_error);
+	TT_RUN(config_endless_loop_is_an_error);
 	TT_RUN(config_invalid_values);
 	TT_RUN(config_key_set_already);
 	TT_RUN(env_setenv_is_write_once);
