@@ -302,6 +302,33 @@ config_endless_loop_is_an_error(int *failed) {
 	TT_CHECK(has(err, "spin.lua:1: config runs too long"));
 }
 
+/*
+ * A config's memory is bounded: a huge value or an endless file is an error,
+ * not an exhausted machine. /dev/zero is read only once the first bound has
+ * shown to work (without a bound it would read until memory runs out).
+ */
+static void
+config_memory_is_bounded(int *failed) {
+	env_reset();
+	char err[256] = "";
+	put("mb.lua", "s = (\"x\"):rep(1024 * 1024)\n");
+	TT_CHECK(skynet_config_load(at("mb.lua"), err, sizeof(err)) == 0);
+	TT_CHECK(skynet_getenv("s") != NULL && strlen(skynet_getenv("s")) == 1024 * 1024);
+
+	env_reset();
+	put("huge.lua", "before = 1\ns = (\"x\"):rep(100 * 1024 * 1024)\n");
+	int ret = skynet_config_load(at("huge.lua"), err, sizeof(err));
+	TT_CHECK(ret == SKYNET_EINVAL);
+	TT_CHECK(strcmp(err, "config needs more than 64 MB of memory") == 0);
+	TT_CHECK(env_is("before", NULL) && env_is("s", NULL));
+	if (ret != SKYNET_EINVAL)
+		return;
+
+	put("zero.lua", "include \"/dev/zero\"\n");
+	TT_CHECK(skynet_config_load(at("zero.lua"), err, sizeof(err)) == SKYNET_EINVAL);
+	TT_CHECK(has(err, "cannot open included file /dev/zero: File too large"));
+}
+
 static void
 config_invalid_values(int *failed) {
 	env_reset();
@@ -467,6 +494,7 @@ main(void) {
 	TT_RUN(config_syntax_and_runtime_errors);
 	TT_RUN(config_include_loop_is_an_error);
 	TT_RUN(config_endless_loop_is_an_error);
+	TT_RUN(config_memory_is_bounded);
 	TT_RUN(config_invalid_values);
 	TT_RUN(config_key_set_already);
 	TT_RUN(env_setenv_is_write_once);
