@@ -16,8 +16,18 @@
  *
  * The loader is included directly so that its instruction budget can be
  * lowered: a looping input then costs a few milliseconds, not tens.
+ *
+ * Known limit, kept out of this target: the budget counts VM instructions,
+ * so it cannot stop a string function that runs long inside C. Two such
+ * configs hang the loader: (""):rep(3^25) (Lua 5.4.4 copies an empty string
+ * 3^25 times) and a backtracking pattern, ("a"):rep(28):find(("a*"):rep(28)
+ * .. "b"). The target therefore opens the string library through
+ * fuzz_open_string, which leaves out the pattern functions (find, match,
+ * gmatch, gsub) and makes rep of an empty string return "" at once.
  */
+#define luaopen_string fuzz_open_string
 #include "../../skynet-src/skynet_config.c"
+#undef luaopen_string
 
 #include "skynet.h"
 #include "skynet_env.h"
@@ -63,6 +73,40 @@ write_file(const char *path, const uint8_t *p, size_t n) {
 	FUZZ_CHECK(f != NULL);
 	FUZZ_CHECK(fwrite(p, 1, n, f) == n);
 	FUZZ_CHECK(fclose(f) == 0);
+}
+
+int luaopen_string(lua_State *L); // the real one (lualib.h named the stand-in)
+
+/* string.rep, except that an empty result comes back at once. Upvalue 1: the real rep. */
+static int
+bounded_rep(lua_State *L) {
+	size_t len = 0, sep_len = 0;
+	luaL_checklstring(L, 1, &len);
+	lua_Integer n = luaL_checkinteger(L, 2);
+	luaL_optlstring(L, 3, "", &sep_len);
+	if (n <= 0 || len + sep_len == 0) {
+		lua_pushliteral(L, "");
+		return 1;
+	}
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_insert(L, 1);
+	lua_call(L, lua_gettop(L) - 1, 1);
+	return 1;
+}
+
+/* The string library the loader opens here (see the top comment). */
+int
+fuzz_open_string(lua_State *L) {
+	luaopen_string(L);
+	static const char *const unbounded[] = {"find", "match", "gmatch", "gsub"};
+	for (size_t i = 0; i < sizeof(unbounded) / sizeof(unbounded[0]); i++) {
+		lua_pushnil(L);
+		lua_setfield(L, -2, unbounded[i]);
+	}
+	lua_getfield(L, -1, "rep");
+	lua_pushcclosure(L, bounded_rep, 1);
+	lua_setfield(L, -2, "rep");
+	return 1;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
