@@ -7,6 +7,8 @@
 #   make test-asan  the same under AddressSanitizer + UBSan (build/asan)
 #   make test-tsan  the same under ThreadSanitizer (build/tsan)
 #   make bench      benchmarks, one "BENCH name=... value=... unit=..." line each
+#   make fuzz       libFuzzer targets (clang, build/fuzz), FUZZ_SECONDS each;
+#                   one "FUZZ target=... execs=... crashes=..." line each
 
 BUILD ?= .
 OPT ?= -O2
@@ -165,9 +167,34 @@ test-tsan:
 bench: all benches
 	@sh bench/run.sh $(BUILD) $(OBJ)
 
+# Fuzzing: every decoder of outside bytes has a libFuzzer target test/fuzz/fuzz_NAME.c.
+# `make fuzz` checks for clang (test/fuzz/deps.sh), builds the core and the targets with
+# clang under ASan+UBSan into build/fuzz, and runs each target FUZZ_SECONDS seconds from
+# its seeds (test/fuzz/corpus/NAME; new inputs go to build/fuzz/corpus/NAME only).
+FUZZ_SECONDS ?= 30
+FUZZ_CC ?= clang
+FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all $(SAN_COMMON)
+FUZZ_TARGETS := $(patsubst test/fuzz/%.c,$(OBJ)/fuzz/%,$(wildcard test/fuzz/fuzz_*.c))
+
+FUZZ_IGNORE := test/fuzz/coverage-ignore.txt
+
+$(OBJ)/fuzz/%: test/fuzz/%.c $(CORE_LIB) $(FUZZ_IGNORE)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -fsanitize-coverage-ignorelist=$(FUZZ_IGNORE) -Itest/fuzz \
+		-MF $@.d -o $@ $< $(CORE_LIB) $(LDFLAGS) $(LIBS)
+
+.PHONY: fuzz fuzz-targets
+fuzz-targets: $(FUZZ_TARGETS)
+
+fuzz:
+	@FUZZ_CC=$(FUZZ_CC) sh test/fuzz/deps.sh
+	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=$(FUZZ_CC) OPT=-O1 SAN="$(FUZZ_SAN)" \
+		fuzz-targets
+	@sh test/fuzz/run.sh build/fuzz $(FUZZ_SECONDS)
+
 FORMAT_SRC = $(wildcard skynet-src/*.[ch] service-src/*.c service-src/snlua/*.[ch] \
 	lualib-src/*.[ch] lualib-src/*/*.[ch] test/unit/*.[ch] \
-	bench/*.c examples/*.c)
+	bench/*.c examples/*.c test/fuzz/*.[ch])
 format:
 	clang-format -i $(FORMAT_SRC)
 
