@@ -241,7 +241,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	if (SERVER == NULL) {
-		SERVER = socket_server_create(NULL);
+		static const struct socket_server_hooks hooks = {
+		    .malloc = skynet_malloc,
+		    .calloc = skynet_calloc,
+		    .realloc = skynet_realloc,
+		    .free = skynet_free,
+		};
+		SERVER = socket_server_create(&hooks);
 		FUZZ_CHECK(SERVER != NULL);
 	}
 	int sv[2];
