@@ -588,6 +588,8 @@ t.case("object API", function()
 	t.eq(select("#", core.decode(nullresp, "")), 0, "decode(NULL) gives nothing")
 	t.raises("Need a string or userdata", core.decode, core.querytype(rp.__cobj, "foo.request"),
 		5)
+	-- the schema printed back in the schema language (to stdout)
+	core.dumpproto(rp.__cobj)
 end)
 
 t.case("sproto objects free their schema when collected; sharenew ones do not", function()
