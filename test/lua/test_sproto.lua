@@ -186,7 +186,7 @@ t.case("schema loader: invalid binaries give nothing", function()
 	t.raises("bad argument #1 to 'assert' (value expected)", sproto.new, "\1\0\2\0")
 	-- fields not ascending
 	local good = parser.parse(".A { a 0 : integer b 1 : integer }")
-	t.ok(core.newproto(good), "good")
+	core.deleteproto(t.ok(core.newproto(good), "good"))
 	-- swap the two field records: tags 1 then 0
 	local s1 = good:find("\4\0\0\0\2\0\1\0\2\0", 1, true)
 	local s2 = good:find("\4\0\0\0\2\0\1\0\4\0", 1, true)

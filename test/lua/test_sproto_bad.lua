@@ -184,7 +184,7 @@ t.case("schema binaries: truncated and mutated (seeded)", function()
 	local bin = parser.parse(SCHEMA .. [[
 .package { type 0 : integer session 1 : integer }
 foo 1 { request Person response Data } bar 2 { response nil } baz 3 {}]])
-	t.ok(core.newproto(bin), "the whole binary loads")
+	core.deleteproto(t.ok(core.newproto(bin), "the whole binary loads"))
 	local function exercise(cobj, what)
 		if not cobj then
 			return
