@@ -415,6 +415,27 @@ t.case("messages: type errors", function()
 	t.raises("table expected", sp.encode, sp, "Person", nil)
 end)
 
+t.case("messages: a type of many fields, with gaps", function()
+	-- 40 fields at tags 0, 3, 6, ...: more field words than the encoder keeps on the C stack
+	local fields, v, want_words = {}, {}, {}
+	for i = 0, 39 do
+		fields[#fields + 1] = string.format("f%d %d : integer", i, i * 3)
+		v["f" .. i] = i
+	end
+	local big = sproto.parse(".Big { " .. table.concat(fields, " ") .. " }")
+	local bin = big:encode("Big", v)
+	want_words[1] = string.pack("<I2", 79) .. string.pack("<I2", 2)
+	for i = 1, 39 do
+		want_words[#want_words + 1] = "\3\0" .. string.pack("<I2", (i + 1) * 2)
+	end
+	u.bytes(bin, table.concat(want_words), "40 fields, skips of 2")
+	t.same(big:decode("Big", bin), v, "round trip")
+	v.f5, v.f39 = nil, "x"
+	t.raises("Big.f39[0] is not an integer (Is a string)", big.encode, big, "Big", v)
+	v.f39 = 1 << 40
+	t.same(big:decode("Big", big:encode("Big", v)), v, "a data item after many words")
+end)
+
 t.case("messages: nesting depth 64 and the 16 MiB limit", function()
 	local function chain(n)
 		local top = {}
