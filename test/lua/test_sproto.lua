@@ -385,6 +385,20 @@ t.case("messages: Lua values are read by ordinary indexing", function()
 	end })
 	t.same(sp:decode("Data", sp:encode("Data", { numbers = arr })).numbers, { 10, 20, 30 },
 		"array through __index")
+	-- an encode inside a metamethod of another encode (each has its own buffer)
+	local inner
+	local nesting = setmetatable({}, { __index = function(_, k)
+		if k == "name" then
+			return "Alice"
+		elseif k == "age" then -- after name's data item is written
+			inner = sp:encode("Data", { numbers = { 1, 2, 3, 4, 5 } })
+			return 13
+		elseif k == "marital" then
+			return false
+		end
+	end })
+	hexeq(sp:encode("Person", nesting), VECTORS[1][3], "outer encode")
+	hexeq(inner, VECTORS[3][3], "inner encode")
 	-- a plain array stops at the first nil
 	t.same(sp:decode("Data", sp:encode("Data", { numbers = { 1, 2, nil, 4 } })).numbers, { 1, 2 },
 		"stops at nil")
