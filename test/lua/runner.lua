@@ -5,7 +5,7 @@
 -- `run` command under a time limit (env `test_timeout`, cs of virtual time:
 -- a stuck test leaves the node idle, so virtual time jumps to the limit and
 -- it fails fast), prints "ok   <name>" or "FAIL <name>: <error>", then the
--- line "N passed, N failed", and stops the node.
+-- line "N passed, N failed", and stops the node (exit status 1 if a test failed).
 local skynet = require "skynet"
 require "skynet.manager"
 
@@ -89,5 +89,5 @@ skynet.start(function()
 	end
 	print(string.format("%d passed, %d failed", passed, failed))
 	io.stdout:flush()
-	skynet.abort()
+	skynet.abort(failed > 0 and 1 or 0) -- the node exits 1 when a test failed
 end)
