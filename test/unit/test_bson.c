@@ -180,8 +180,25 @@ embedded_userdata_is_bounded(int *failed) {
 	lua_close(L);
 }
 
+/* The UTF-8 check stops at the length it is given: a lead byte whose
+ * continuation lies past it fails, whatever follows in memory. */
+static void
+utf8_stops_at_the_length(int *failed) {
+	const uint8_t e_acute[] = {0xc3, 0xa9};
+	const uint8_t euro[] = {0xe2, 0x82, 0xac};
+	const uint8_t grin[] = {0xf0, 0x9f, 0x98, 0x80};
+	TT_CHECK(is_utf8(e_acute, 2));
+	TT_CHECK(!is_utf8(e_acute, 1));
+	TT_CHECK(is_utf8(euro, 3));
+	TT_CHECK(!is_utf8(euro, 2));
+	TT_CHECK(is_utf8(grin, 4));
+	TT_CHECK(!is_utf8(grin, 3));
+	TT_CHECK(is_utf8(grin, 0));
+}
+
 int
 main(void) {
+	TT_RUN(utf8_stops_at_the_length);
 	TT_RUN(sample_decodes_and_indexes);
 	TT_RUN(prefixes_fail);
 	TT_RUN(random_input_is_decoded_or_refused);
