@@ -876,12 +876,14 @@ tagged_payload(lua_State *L, int idx, int type, size_t *plen) {
 	return s + 2;
 }
 
+/* Raises "<value> what"; the value's text may hold zero bytes. */
 static int
 raise_value_error(lua_State *L, int idx, const char *what) {
+	luaL_where(L, 1);
 	luaL_tolstring(L, idx, NULL);
 	lua_pushstring(L, what);
-	lua_concat(L, 2);
-	return luaL_error(L, "%s", lua_tostring(L, -1));
+	lua_concat(L, 3);
+	return lua_error(L);
 }
 
 /* doc[key] = v: rewrites the payload of a recorded element, keeping its type. */

@@ -568,6 +568,9 @@ t.case("in-place update: every type and error", function()
 	t.raises("x must be a 32bit integer ", function()
 		doc.i = "x"
 	end)
+	t.raises("a\0b must be a 32bit integer ", function()
+		doc.i = "a\0b"
+	end)
 	t.raises("2.0 must be a 64bit integer ", function()
 		doc.l = 2.0
 	end)
