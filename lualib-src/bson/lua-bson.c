@@ -23,7 +23,10 @@
  * A table is an array when its metatable has __len (that many elements), or
  * when it has no __pairs and the first key next() gives is 1, or an integer k
  * with 1 < k <= rawlen (rawlen elements); otherwise it is a document, iterated
- * with __pairs when present. The top level is always a document. At most
+ * with __pairs when present. Document keys are strings; a number key is an
+ * error, except from __pairs, where it is written in its string form (as the
+ * reference does: its own test script encodes such a table). The top level is
+ * always a document. At most
  * BSON_MAX_DEPTH tables nest (which also stops cycles), and a document stays
  * below 2 GiB (its length is an i32).
  *
@@ -614,11 +617,13 @@ write_embedded(struct bson_writer *w, const char *key, size_t klen, int idx) {
 }
 
 /*
- * Writes the pair at stack slots kidx, vidx of a document: the key must be a
- * string.
+ * Writes the pair at stack slots kidx, vidx of a document. The key must be a
+ * string; with number_keys (pairs from __pairs) a number key is written in
+ * its string form, converted on a copy: the key itself is the iterator's next
+ * control value.
  */
 static void
-write_pair(struct bson_writer *w, int kidx, int vidx, int depth) {
+write_pair(struct bson_writer *w, int kidx, int vidx, int depth, bool number_keys) {
 	lua_State *L = w->L;
 	switch (lua_type(L, kidx)) {
 	case LUA_TSTRING: {
@@ -628,9 +633,16 @@ write_pair(struct bson_writer *w, int kidx, int vidx, int depth) {
 		write_value(w, key, klen, vidx, depth);
 		break;
 	}
-	case LUA_TNUMBER:
-		luaL_error(L, "Bson dictionary's key can't be number");
+	case LUA_TNUMBER: {
+		if (!number_keys)
+			luaL_error(L, "Bson dictionary's key can't be number");
+		lua_pushvalue(L, kidx);
+		size_t klen;
+		const char *key = lua_tolstring(L, -1, &klen);
+		write_value(w, key, klen, vidx, depth);
+		lua_pop(L, 1);
 		break;
+	}
 	default:
 		luaL_error(L, "Invalid key type : %s", luaL_typename(L, kidx));
 	}
@@ -655,7 +667,7 @@ write_document(struct bson_writer *w, int idx, int depth) {
 				lua_pop(L, 2);
 				break;
 			}
-			write_pair(w, base + 3, base + 4, depth);
+			write_pair(w, base + 3, base + 4, depth, true);
 			lua_pop(L, 1);
 			lua_replace(L, base + 2); // the key is the next control value
 		}
@@ -664,7 +676,7 @@ write_document(struct bson_writer *w, int idx, int depth) {
 		lua_pushnil(L);
 		while (lua_next(L, idx) != 0) {
 			int top = lua_gettop(L);
-			write_pair(w, top - 1, top, depth);
+			write_pair(w, top - 1, top, depth, false);
 			lua_pop(L, 1);
 		}
 	}

@@ -343,6 +343,25 @@ t.case("encode: arrays and documents", function()
 	bytes(doc_bytes(bson.encode_order(1.5, true)), hex(rawdoc("\0081.5\0\1")), "float key")
 end)
 
+t.case("encode: number keys from __pairs take their string form", function()
+	local function proxy(data)
+		return setmetatable({}, { __pairs = function()
+			return next, data, nil
+		end })
+	end
+	bytes(doc_bytes(bson.encode(proxy({ [7] = 8 }))), hex(rawdoc("\16" .. "7\0" .. spack("<i4", 8))),
+		"integer key")
+	bytes(doc_bytes(bson.encode_order("k", proxy({ [1.5] = true }))),
+		hex(rawdoc("\3k\0" .. rawdoc("\8" .. "1.5\0\1"))), "float key")
+	-- the iterator still gets the number back as its control value
+	t.same(bson.decode(bson.encode(proxy({ [7] = 8, [9] = 10, [11] = proxy({ [1] = 2, [3] = 4 }) }))),
+		{ ["7"] = 8, ["9"] = 10, ["11"] = { ["1"] = 2, ["3"] = 4 } }, "nested proxies")
+	t.raises("Invalid key type : boolean", bson.encode, proxy({ [true] = 1 }))
+	t.raises("Invalid utf8 string", bson.encode, proxy({ ["\xff"] = 1 }))
+	-- without __pairs a number key stays an error
+	t.raises("Bson dictionary's key can't be number", bson.encode, { [7] = 8 })
+end)
+
 t.case("encode: embedded documents", function()
 	local inner = bson.encode_order("z", 1)
 	local want = "14 00 00 00 03 65 00 0c 00 00 00 10 7a 00 01 00 00 00 00 00"
