@@ -7,6 +7,8 @@
 #   make test-asan  the same under AddressSanitizer + UBSan (build/asan)
 #   make test-tsan  the same under ThreadSanitizer (build/tsan)
 #   make bench      benchmarks, one "BENCH name=... value=... unit=..." line each
+#   make fuzz       libFuzzer targets (clang, build/fuzz), FUZZ_SECONDS each;
+#                   one "FUZZ target=... execs=... crashes=..." line each
 
 BUILD ?= .
 OPT ?= -O2
@@ -21,12 +23,14 @@ endif
 
 LUA_CFLAGS := $(shell pkg-config --cflags lua5.4)
 LUA_LIBS := $(shell pkg-config --libs lua5.4)
+CRYPTO_CFLAGS := $(shell pkg-config --cflags libcrypto)
+CRYPTO_LIBS := $(shell pkg-config --libs libcrypto)
 
 WARN := -Wall -Wextra -Wno-unused-parameter -Wstrict-prototypes -Wshadow -Wpointer-arith
 ifeq ($(WERROR),1)
 WARN += -Werror
 endif
-CFLAGS := -std=gnu11 $(OPT) -g $(WARN) -MMD -MP -pthread $(SAN) $(LUA_CFLAGS) \
+CFLAGS := -std=gnu11 $(OPT) -g $(WARN) -MMD -MP -pthread $(SAN) $(LUA_CFLAGS) $(CRYPTO_CFLAGS) \
 	-Iskynet-src $(MYCFLAGS)
 LDFLAGS := -pthread $(SAN) $(MYLDFLAGS)
 LIBS := $(LUA_LIBS) -ldl -lm
@@ -67,6 +71,16 @@ $(BUILD)/cservice/%.so: service-src/service_%.c
 	@mkdir -p $(dir $@) $(OBJ)/cservice
 	$(CC) $(CFLAGS) -fPIC -shared -MF $(OBJ)/cservice/$*.d -o $@ $<
 
+# snlua is service_snlua.c plus its parts in service-src/snlua/, one object each.
+SNLUA_OBJ := $(patsubst service-src/snlua/%.c,$(OBJ)/snlua/%.o,$(wildcard service-src/snlua/*.c))
+$(OBJ)/snlua/%.o: service-src/snlua/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+
+$(BUILD)/cservice/snlua.so: service-src/service_snlua.c $(SNLUA_OBJ)
+	@mkdir -p $(dir $@) $(OBJ)/cservice
+	$(CC) $(CFLAGS) -fPIC -shared -MF $(OBJ)/cservice/snlua.d -o $@ $< $(SNLUA_OBJ)
+
 $(OBJ)/lualib/%.o: lualib-src/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
@@ -87,6 +101,13 @@ $(BUILD)/luaclib/$(1).so: $$(patsubst lualib-src/%.c,$(OBJ)/lualib/%.o,$$(wildca
 	$$(CC) $$(LDFLAGS) -shared -o $$@ $$^ $$(LUACLIB_LIBS_$(1))
 endef
 $(foreach d,$(EXTRA_LUACLIB_DIRS),$(eval $(call luaclib_rule,$(d))))
+
+# libcrypto users: skynet.crypt (in skynet.so) and md5.core (md5.so). client.so
+# holds client.crypt, for a plain lua5.4: the same object as skynet.crypt.
+LUACLIB_LIBS_skynet := $(CRYPTO_LIBS)
+LUACLIB_LIBS_md5 := $(CRYPTO_LIBS)
+LUACLIB_LIBS_client := $(CRYPTO_LIBS)
+$(BUILD)/luaclib/client.so: $(OBJ)/lualib/lua-crypt.o
 
 # The demo's terminal client: its socket module, loaded by the system lua5.4
 # (examples/lua-clientsocket.c), and `make client` to play (examples/).
@@ -112,6 +133,12 @@ $(OBJ)/test/test_socket_alone.o: test/unit/test_socket_alone.c
 
 $(OBJ)/test/test_socket_alone: $(OBJ)/test/test_socket_alone.o $(OBJ)/core/socket_server.o
 	$(CC) $(LDFLAGS) -o $@ $^
+
+# snlua's bytecode rewriter on its own: the test links its object with the core.
+$(OBJ)/test/test_slim: test/unit/test_slim.c $(OBJ)/snlua/slim.o $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itest/unit -Iservice-src -MF $@.d -o $@ $< $(OBJ)/snlua/slim.o $(CORE_LIB) \
+		$(LDFLAGS) $(LIBS)
 
 $(OBJ)/bench/%: bench/%.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
@@ -140,8 +167,34 @@ test-tsan:
 bench: all benches
 	@sh bench/run.sh $(BUILD) $(OBJ)
 
-FORMAT_SRC = $(wildcard skynet-src/*.[ch] service-src/*.c lualib-src/*.[ch] lualib-src/*/*.[ch] test/unit/*.[ch] \
-	bench/*.c examples/*.c)
+# Fuzzing: every decoder of outside bytes has a libFuzzer target test/fuzz/fuzz_NAME.c.
+# `make fuzz` checks for clang (test/fuzz/deps.sh), builds the core and the targets with
+# clang under ASan+UBSan into build/fuzz, and runs each target FUZZ_SECONDS seconds from
+# its seeds (test/fuzz/corpus/NAME; new inputs go to build/fuzz/corpus/NAME only).
+FUZZ_SECONDS ?= 30
+FUZZ_CC ?= clang
+FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all $(SAN_COMMON)
+FUZZ_TARGETS := $(patsubst test/fuzz/%.c,$(OBJ)/fuzz/%,$(wildcard test/fuzz/fuzz_*.c))
+
+FUZZ_IGNORE := test/fuzz/coverage-ignore.txt
+
+$(OBJ)/fuzz/%: test/fuzz/%.c $(CORE_LIB) $(FUZZ_IGNORE)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -fsanitize-coverage-ignorelist=$(FUZZ_IGNORE) -Itest/fuzz \
+		-MF $@.d -o $@ $< $(CORE_LIB) $(LDFLAGS) $(LIBS)
+
+.PHONY: fuzz fuzz-targets
+fuzz-targets: $(FUZZ_TARGETS)
+
+fuzz:
+	@FUZZ_CC=$(FUZZ_CC) sh test/fuzz/deps.sh
+	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=$(FUZZ_CC) OPT=-O1 SAN="$(FUZZ_SAN)" \
+		fuzz-targets
+	@sh test/fuzz/run.sh build/fuzz $(FUZZ_SECONDS)
+
+FORMAT_SRC = $(wildcard skynet-src/*.[ch] service-src/*.c service-src/snlua/*.[ch] \
+	lualib-src/*.[ch] lualib-src/*/*.[ch] test/unit/*.[ch] \
+	bench/*.c examples/*.c test/fuzz/*.[ch])
 format:
 	clang-format -i $(FORMAT_SRC)
 

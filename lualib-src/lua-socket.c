@@ -768,7 +768,7 @@ find_sep(struct read_buffer *rb, const char *sep, size_t seplen) {
 				break;
 			size_t at = (size_t)(hit - c->data);
 			if (match_at(rb, i, at, sep, seplen))
-				return (long long)(before + at - off);
+				return (long long)(before + at - (i == 0 ? rb->offset : 0));
 			off = at + 1;
 		}
 		before += c->sz - (i == 0 ? rb->offset : 0);

@@ -26,7 +26,11 @@
  * before the first key is written, so a failed load leaves the env untouched.
  *
  * Everything runs inside one lua_pcall on a temporary lua_State that uses the
- * project allocator; every error ends up as one line in err.
+ * project allocator; every error ends up as one line in err. A count hook
+ * stops a config (all its includes together) after CONFIG_MAX_STEPS VM
+ * instructions, so an endless loop is an error instead of a hung startup.
+ * Likewise the state may hold at most CONFIG_MAX_BYTES (beyond that Lua
+ * raises a memory error), and no config file may reach that size.
  */
 
 #include "skynet_env.h"
@@ -42,26 +46,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CONFIG_INCLUDE_MAX 32 // nesting depth; a file including itself stops here
+#define CONFIG_INCLUDE_MAX 32                 // nesting depth; a file including itself stops here
+#define CONFIG_HOOK_STEPS  1000               // VM instructions between two calls of the count hook
+#define CONFIG_MAX_BYTES   ((size_t)64 << 20) // Lua memory, and the size a file must stay under
+
+/* VM instructions a config may run. A variable only so that the fuzz target can lower it. */
+static int CONFIG_MAX_STEPS = 10000000;
 
 struct config_loader {
 	const char *path; // borrowed: the top-level file name
 	int depth;        // include nesting of the file running now
+	int steps;        // VM instructions run so far, in units of CONFIG_HOOK_STEPS
+	size_t bytes;     // memory the Lua state holds, at most CONFIG_MAX_BYTES
 };
 
 /* Registry keys (their addresses are the keys). */
 static const char CONFIG_DIR_KEY = 'd';
 static const char CONFIG_ENV_KEY = 'e';
 
+/* The project allocator, refusing to grow the state past CONFIG_MAX_BYTES. */
 static void *
 config_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-	(void)ud;
+	struct config_loader *ld = ud;
+	size_t old = ptr != NULL ? osize : 0; // for a new block osize is a type tag
+	if (nsize > old && nsize - old > CONFIG_MAX_BYTES - ld->bytes)
+		return NULL; // Lua raises a memory error
+	ld->bytes = ld->bytes - old + nsize;
 	return skynet_lalloc(ptr, osize, nsize);
 }
 
 /*
  * Read the file at path and push its content as a string. Returns 0, or an
- * errno value with nothing pushed.
+ * errno value with nothing pushed (EFBIG: CONFIG_MAX_BYTES or more).
  */
 static int
 push_file(lua_State *L, const char *path) {
@@ -70,14 +86,20 @@ push_file(lua_State *L, const char *path) {
 		return errno;
 	size_t cap = 4096, len = 0;
 	char *buf = skynet_malloc(cap);
+	int err = 0;
 	for (;;) {
 		len += fread(buf + len, 1, cap - len, f);
 		if (len < cap)
 			break;
+		if (cap >= CONFIG_MAX_BYTES) {
+			err = EFBIG; // also stops an endless device such as /dev/zero
+			break;
+		}
 		cap *= 2;
 		buf = skynet_realloc(buf, cap);
 	}
-	int err = ferror(f) ? (errno ? errno : EIO) : 0;
+	if (err == 0 && ferror(f))
+		err = errno ? errno : EIO;
 	(void)fclose(f); // read-only: nothing to do on failure
 	if (err == 0)
 		lua_pushlstring(L, buf, len);
@@ -207,6 +229,21 @@ run_file(lua_State *L, struct config_loader *ld, const char *name, int level) {
 	lua_settop(L, base);
 }
 
+/* Count hook: raise once the config has run more than CONFIG_MAX_STEPS instructions. */
+static void
+count_steps(lua_State *L, lua_Debug *ar) {
+	(void)ar;
+	void *ud;
+	lua_getallocf(L, &ud);
+	struct config_loader *ld = ud;
+	if (++ld->steps <= CONFIG_MAX_STEPS / CONFIG_HOOK_STEPS)
+		return;
+	luaL_where(L, 0); // the Lua function the hook interrupted
+	lua_pushfstring(L, "config runs too long (more than %d instructions)", CONFIG_MAX_STEPS);
+	lua_concat(L, 2);
+	lua_error(L);
+}
+
 /* include "file": upvalue 1 is the struct config_loader. */
 static int
 config_include(lua_State *L) {
@@ -320,16 +357,24 @@ skynet_config_load(const char *path, char *err, size_t err_len) {
 		set_error(err, err_len, "no config file name given");
 		return SKYNET_EINVAL;
 	}
-	lua_State *L = lua_newstate(config_alloc, NULL);
+	struct config_loader ld = {.path = path, .depth = 0, .steps = 0, .bytes = 0};
+	lua_State *L = lua_newstate(config_alloc, &ld);
 	if (L == NULL) {
 		set_error(err, err_len, "cannot create a lua state for the config");
 		return SKYNET_EINVAL;
 	}
-	struct config_loader ld = {.path = path, .depth = 0};
+	lua_sethook(L, count_steps, LUA_MASKCOUNT, CONFIG_HOOK_STEPS);
 	lua_pushcfunction(L, load_protected);
 	lua_pushlightuserdata(L, &ld);
 	int ret = 0;
-	if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+	int status = lua_pcall(L, 1, 0, 0);
+	if (status == LUA_ERRMEM) {
+		char msg[64];
+		snprintf(msg, sizeof(msg), "config needs more than %zu MB of memory",
+		         CONFIG_MAX_BYTES >> 20);
+		set_error(err, err_len, msg);
+		ret = SKYNET_EINVAL;
+	} else if (status != LUA_OK) {
 		const char *msg = lua_tostring(L, -1);
 		set_error(err, err_len, msg ? msg : "config error (the error value is not a string)");
 		ret = SKYNET_EINVAL;

@@ -4,9 +4,10 @@
 # prints "file:line: what" and fails its case:
 #   lua_only_in_config    no skynet-src/ file but the config loader
 #                         (skynet_config.c) includes a Lua header
-#   public_headers_only   service-src/ and lualib-src/ include, of the
-#                         skynet-src/ headers, only those skynet.h lists on
-#                         its "Public headers:" line
+#   public_headers_only   service-src/ (with its folders, such as snlua/)
+#                         and lualib-src/ include, of the skynet-src/
+#                         headers, only those skynet.h lists on its
+#                         "Public headers:" line
 #   socket_server_alone   socket_server.c/.h include, of the project's
 #                         headers, only socket_server.h, atomic.h and
 #                         spinlock.h (no skynet_*.h), and those two only
@@ -63,7 +64,7 @@ public_headers_only() {
 		echo "skynet-src/skynet.h:1: no 'Public headers:' line"
 		return
 	fi
-	(cd "$1" && includes service-src/*.c lualib-src/*.c lualib-src/*.h) |
+	(cd "$1" && includes service-src/*.c service-src/*/*.[ch] lualib-src/*.c lualib-src/*.h) |
 		while IFS=: read -r f l name; do
 			base=${name##*/}
 			[ -f "$1/skynet-src/$base" ] || continue
@@ -162,6 +163,7 @@ breaks() {
 breaks lua_only_in_config skynet-src/skynet_mq.c '#include <lua.h>'
 breaks public_headers_only service-src/service_echo.c '#include "skynet_handle.h"'
 breaks public_headers_only lualib-src/lua-seri.h '#include "../skynet-src/skynet_server.h"'
+breaks public_headers_only service-src/snlua/trap.h '#include "skynet_handle.h"'
 breaks socket_server_alone skynet-src/socket_server.c '#include "skynet_socket.h"'
 breaks socket_server_alone skynet-src/spinlock.h '#include "skynet.h"'
 breaks socket_server_builds_alone skynet-src/socket_server.c '#include "skynet.h"'

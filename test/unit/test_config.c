@@ -264,6 +264,71 @@ config_include_loop_is_an_error(int *failed) {
 	TT_CHECK(env_is("n", NULL));
 }
 
+/*
+ * A config that runs too long is an error, not a hung startup. The bounded
+ * loop (about 60 M instructions) finishes within a second even where the
+ * budget is missing, so that case fails instead of hanging; the endless
+ * loops run only once the budget has shown to work.
+ */
+static void
+config_endless_loop_is_an_error(int *failed) {
+	env_reset();
+	char err[256] = "";
+	put("short.lua", "n = 0\nfor i = 1, 1000 do n = n + i end\n");
+	TT_CHECK(skynet_config_load(at("short.lua"), err, sizeof(err)) == 0);
+	TT_CHECK(env_is("n", "500500"));
+
+	env_reset();
+	put("long.lua", "n = 0\nfor i = 1, 3e7 do\n  n = n + 1\nend\n");
+	int ret = skynet_config_load(at("long.lua"), err, sizeof(err));
+	TT_CHECK(ret == SKYNET_EINVAL);
+	TT_CHECK(has(err, "long.lua:3: config runs too long"));
+	TT_CHECK(env_is("n", NULL));
+	if (ret != SKYNET_EINVAL)
+		return;
+
+	put("endless.lua", "while true do end\n");
+	TT_CHECK(skynet_config_load(at("endless.lua"), err, sizeof(err)) == SKYNET_EINVAL);
+	TT_CHECK(has(err, "endless.lua:1: config runs too long"));
+
+	/* Included files share one budget: each alone fits, three together do not. */
+	put("spin.lua", "for i = 1, 4e6 do end\n");
+	put("once.lua", "include \"spin.lua\"\n");
+	put("thrice.lua", "include \"spin.lua\"\ninclude \"spin.lua\"\ninclude \"spin.lua\"\n");
+	env_reset();
+	TT_CHECK(skynet_config_load(at("once.lua"), err, sizeof(err)) == 0);
+	env_reset();
+	TT_CHECK(skynet_config_load(at("thrice.lua"), err, sizeof(err)) == SKYNET_EINVAL);
+	TT_CHECK(has(err, "spin.lua:1: config runs too long"));
+}
+
+/*
+ * A config's memory is bounded: a huge value or an endless file is an error,
+ * not an exhausted machine. /dev/zero is read only once the first bound has
+ * shown to work (without a bound it would read until memory runs out).
+ */
+static void
+config_memory_is_bounded(int *failed) {
+	env_reset();
+	char err[256] = "";
+	put("mb.lua", "s = (\"x\"):rep(1024 * 1024)\n");
+	TT_CHECK(skynet_config_load(at("mb.lua"), err, sizeof(err)) == 0);
+	TT_CHECK(skynet_getenv("s") != NULL && strlen(skynet_getenv("s")) == 1024 * 1024);
+
+	env_reset();
+	put("huge.lua", "before = 1\ns = (\"x\"):rep(100 * 1024 * 1024)\n");
+	int ret = skynet_config_load(at("huge.lua"), err, sizeof(err));
+	TT_CHECK(ret == SKYNET_EINVAL);
+	TT_CHECK(strcmp(err, "config needs more than 64 MB of memory") == 0);
+	TT_CHECK(env_is("before", NULL) && env_is("s", NULL));
+	if (ret != SKYNET_EINVAL)
+		return;
+
+	put("zero.lua", "include \"/dev/zero\"\n");
+	TT_CHECK(skynet_config_load(at("zero.lua"), err, sizeof(err)) == SKYNET_EINVAL);
+	TT_CHECK(has(err, "cannot open included file /dev/zero: File too large"));
+}
+
 static void
 config_invalid_values(int *failed) {
 	env_reset();
@@ -428,6 +493,8 @@ main(void) {
 	TT_RUN(config_missing_file);
 	TT_RUN(config_syntax_and_runtime_errors);
 	TT_RUN(config_include_loop_is_an_error);
+	TT_RUN(config_endless_loop_is_an_error);
+	TT_RUN(config_memory_is_bounded);
 	TT_RUN(config_invalid_values);
 	TT_RUN(config_key_set_already);
 	TT_RUN(env_setenv_is_write_once);

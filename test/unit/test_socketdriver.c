@@ -141,6 +141,14 @@ buffer_readline(int *failed) {
 	                       "driver.push(b, {}, buf('x\\n\\ny'))\n"
 	                       "return driver.readline(b, {}) == 'x' and driver.readline(b, {}) == ''\n"
 	                       "  and driver.readline(b, {}) == nil and driver.size(b) == 1"));
+	// A partial match of a longer separator before the real one, in the same
+	// chunk or in a chunk after a consumed head: the whole line comes back.
+	TT_CHECK(tt_lua_run(L, "local b = driver.buffer()\n"
+	                       "driver.push(b, {}, buf('a\\rb\\r\\nHost: x\\r\\nA: 1\\r\\n\\r\\nbody'))\n"
+	                       "local l1 = driver.readline(b, {}, '\\r\\n')\n"
+	                       "local h = driver.readline(b, {}, '\\r\\n\\r\\n')\n"
+	                       "return l1 == 'a\\rb' and h == 'Host: x\\r\\nA: 1'\n"
+	                       "  and driver.readall(b) == 'body'"));
 	lua_close(L);
 }
 
