@@ -37,6 +37,10 @@
  * bounded by its size; a light userdata is trusted to hold the length its
  * first four bytes give.
  *
+ * bson.to_lightuserdata(v) gives a pointer to the bytes of a userdata (a
+ * document passed between services of one process while its owner keeps it)
+ * or of a string (bytes received elsewhere, for decode); v must outlive it.
+ *
  * Choices where the reference has no defined behaviour (malformed input it
  * would write or read past): a key or regex part with a zero byte in it, an
  * embedded document that does not fit its userdata, a tagged binary with no
