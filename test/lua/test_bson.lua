@@ -7,6 +7,15 @@ local bson = require "bson"
 
 local spack = string.pack
 
+-- Under ThreadSanitizer every Lua error thrown from the (instrumented) bson
+-- module through the uninstrumented liblua leaves frames on TSan's shadow
+-- stack, which aborts past 65536 frames in one thread: the single-threaded
+-- decode loops stay short there, and run whole in the other builds.
+local UNDER_TSAN <const> = os.getenv("SKYNET_SAN") == "thread"
+	or (os.getenv("SKYNET_BUILD") or ""):find("tsan", 1, true) ~= nil
+local MUTATIONS <const> = UNDER_TSAN and 300 or 3000
+local RANDOMS <const> = UNDER_TSAN and 200 or 2000
+
 local function hex(s)
 	return (s:gsub(".", function(c)
 		return string.format("%02x ", c:byte())
@@ -757,7 +766,7 @@ t.case("decode: truncated and random input", function()
 	t.eq(decoded, 0, "a cut document never decodes")
 	math.randomseed(20240611)
 	local random = math.random
-	for i = 1, 3000 do
+	for i = 1, MUTATIONS do
 		local b = { sample:byte(1, -1) }
 		for _ = 1, random(1, 4) do
 			b[random(1, #b)] = random(0, 255)
@@ -768,7 +777,7 @@ t.case("decode: truncated and random input", function()
 		end
 		check(bounded(s), "mutation " .. i)
 	end
-	for i = 1, 2000 do
+	for i = 1, RANDOMS do
 		local n = random(4, 64)
 		local b = {}
 		for k = 1, n do
