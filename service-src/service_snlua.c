@@ -124,6 +124,8 @@ start_lua(lua_State *L) {
 	lua_setfield(L, LUA_REGISTRYINDEX, "snlua.leave");
 	lua_pushcfunction(L, snlua_trap_mark_framework);
 	lua_setfield(L, LUA_REGISTRYINDEX, "snlua.framework");
+	lua_pushcfunction(L, snlua_trap_interrupts);
+	lua_setfield(L, LUA_REGISTRYINDEX, "snlua.interrupts");
 	lua_pushcfunction(L, snlua_mem_exit_reserve);
 	lua_setfield(L, LUA_REGISTRYINDEX, "snlua.exit_reserve");
 	preload(L, "skynet.profile", snlua_profile_open);

@@ -4,12 +4,18 @@
  *
  * Signals. snlua_trap_post runs on a foreign thread, which must never touch
  * a lua_State another thread is running (lua_sethook walks the call chain).
- * So it only ORs a TRAP_* bit into pending (atomic) and, when a worker runs
- * the service right now, interrupts that worker with TRAP_SIGNAL
- * (pthread_kill). runner holds that worker's pthread_t, 0 between messages:
- * lua-skynet.c calls snlua_trap_enter/snlua_trap_leave (registry
- * "snlua.enter"/"snlua.leave") around every message and launch_cb does the
- * same for the first. The handler runs on the interrupted worker
+ * So it only ORs a TRAP_* bit into pending (atomic) and, when that raised
+ * pending from none and a worker runs the service right now, interrupts
+ * that worker with TRAP_SIGNAL (pthread_kill). A post that finds bits
+ * pending only merges into them: whoever armed or will arm the hook for
+ * those serves it too. So a worker gets at most one interrupt per serve,
+ * however fast signals come: TRAP_SIGNAL is a real-time signal, which
+ * queues (one handler run each, all run before the thread resumes), and
+ * one interrupt per post let a fast poster keep a worker in its handler
+ * with no request answered. runner holds that worker's pthread_t, 0
+ * between messages: lua-skynet.c calls snlua_trap_enter/snlua_trap_leave
+ * (registry "snlua.enter"/"snlua.leave") around every message and launch_cb
+ * does the same for the first. The handler runs on the interrupted worker
  * itself: if the thread-local CURRENT (the instance this worker runs) has
  * pending bits, it installs trap_hook on active, the coroutine this worker
  * runs for it (the same thread, at an arbitrary point: the use Lua's own
@@ -21,10 +27,15 @@
  * service (the service moved on) or no Lua at all finds no bits or no
  * instance and does nothing; the bits then wait for the resume path, which
  * loads pending once per resume (no lock) and installs the hook on the
- * coroutine it resumes, so a request to an idle service is served at its
- * next resume. Either the worker's store of runner comes first in the
- * seq-cst order and the signaller interrupts it, or the signaller's OR comes
- * first and the worker's next resume sees the bit. No hook stays installed
+ * coroutine it resumes, and snlua_trap_enter arms the main thread (after
+ * TRAP_MAIN_COUNT) when a message starts, so a request to an idle service
+ * is served at its next message. Since later posts send no interrupt, no
+ * path drops the hook while bits are pending except snlua_trap_leave (the
+ * next message arms again): a hook that finds no bits re-checks after
+ * removing itself, in case the handler armed it meanwhile. Either the
+ * worker's store of runner comes first in the seq-cst order and the
+ * signaller interrupts it, or the signaller's OR comes first and the
+ * worker's next message or resume sees the bit. No hook stays installed
  * while nothing is pending, so the VM runs at full speed (any count hook
  * makes it trace every instruction).
  * The main thread (skynet.lua's dispatcher) is only hooked after
@@ -54,8 +65,10 @@
  * loop (liblua is not instrumented) is never interrupted; the tests break a
  * loop that calls into C there, and the pure loop only in other builds.
  *
- * Data: struct snlua_trap in each instance (pending, runner, active are
- * atomics; deferred and the framework list belong to the running thread),
+ * Data: struct snlua_trap in each instance (pending, runner, active and
+ * interrupts, the count of pthread_kill sent, registry "snlua.interrupts",
+ * are atomics; deferred and the framework list belong to the running
+ * thread),
  * plus the thread-local CURRENT and the process-wide TRAP_SIGNAL_READY.
  * Locking: none; the orderings are the ones named above. Units: counts of
  * Lua VM instructions (TRAP_MAIN_COUNT, TRAP_DEFER_MAX).
@@ -109,6 +122,9 @@ trap_hook(lua_State *L, lua_Debug *ar) {
 	struct snlua_trap *t = &l->trap;
 	if (ATOM_LOAD(&t->pending) == 0) {
 		lua_sethook(L, NULL, 0, 0); // stale: the bits were served elsewhere
+		/* A signal that armed the hook while it was being removed is kept. */
+		if (ATOM_LOAD(&t->pending) != 0)
+			lua_sethook(L, trap_hook, LUA_MASKCOUNT, 1);
 		return;
 	}
 	if (t->deferred < TRAP_DEFER_MAX && in_framework(t, L, ar)) {
@@ -173,6 +189,14 @@ snlua_trap_init(struct snlua *l) {
 	if (pthread_once(&TRAP_SIGNAL_ONCE, install_trap_signal) != 0)
 		abort();
 	ATOM_INIT(&l->trap.active, l->L);
+	ATOM_INIT(&l->trap.interrupts, 0);
+}
+
+/* Registry "snlua.interrupts": how many times a worker was interrupted for this service. */
+int
+snlua_trap_interrupts(lua_State *L) {
+	lua_pushinteger(L, (lua_Integer)ATOM_LOAD(&snlua_of(L)->trap.interrupts));
+	return 1;
 }
 
 /* Make co the running thread; serve pending bits on it. */
@@ -194,6 +218,8 @@ snlua_trap_enter(lua_State *L) {
 	ATOM_STORE_RELAXED(&CURRENT, l); // read by trap_signal on this thread only
 	ATOM_STORE(&l->trap.runner,
 	           (ATOM_ULONG)pthread_self()); // pairs with the load in snlua_trap_post
+	if (ATOM_LOAD(&l->trap.pending) != 0)
+		arm_trap(l, l->L); // bits posted while idle: no interrupt comes for them
 	return 0;
 }
 
@@ -257,10 +283,12 @@ snlua_trap_post(struct snlua *l, int signal) {
 		skynet_error(l->ctx, "warn: snlua: unknown signal signal=%d", signal);
 		return;
 	}
-	ATOM_FOR(&l->trap.pending, bit);
+	if (ATOM_FOR(&l->trap.pending, bit) != 0)
+		return; // merged into bits already pending: those are interrupted or armed already
 	ATOM_ULONG runner = ATOM_LOAD(&l->trap.runner); // pairs with the store in snlua_trap_enter
 	if (runner == 0 || !ATOM_LOAD(&TRAP_SIGNAL_READY))
-		return; // served at the next resume
+		return; // served at the next message or resume
+	ATOM_FINC(&l->trap.interrupts);
 	int err = pthread_kill((pthread_t)runner, TRAP_SIGNAL);
 	if (err != 0)
 		skynet_error(l->ctx, "warn: snlua: pthread_kill failed err=%d", err);

@@ -22,10 +22,11 @@ struct snlua;
  * (or a signal handler); the rest belongs to the thread running the service.
  */
 struct snlua_trap {
-	ATOM_INT pending;    // TRAP_* bits not yet served
-	ATOM_ULONG runner;   // pthread_t of the worker running the service, 0: none
-	ATOM_POINTER active; // lua_State running now (main between resumes)
-	int deferred;        // framework instructions a pending trap has waited out
+	ATOM_INT pending;      // TRAP_* bits not yet served
+	ATOM_ULONG runner;     // pthread_t of the worker running the service, 0: none
+	ATOM_POINTER active;   // lua_State running now (main between resumes)
+	ATOM_ULONG interrupts; // TRAP_SIGNALs sent to workers for this service
+	int deferred;          // framework instructions a pending trap has waited out
 	int framework_n;
 	const char *framework[SNLUA_TRAP_FRAMEWORK_MAX]; // source strings of the framework's chunks
 };
@@ -59,6 +60,12 @@ int snlua_trap_leave(lua_State *L);
  * when SNLUA_TRAP_FRAMEWORK_MAX chunks are marked.
  */
 int snlua_trap_mark_framework(lua_State *L);
+
+/*
+ * Registry "snlua.interrupts"(): how many times a worker was interrupted
+ * (sent the trap's signal) for this service, an integer. For tests.
+ */
+int snlua_trap_interrupts(lua_State *L);
 
 /*
  * Ask l to serve signal (0: break the running code, 1: log the memory in

@@ -7,7 +7,8 @@
 -- "ret_at" k signals the service itself at the k-th instruction after it
 -- starts to answer; "probe" then reports whether that signal was sent and
 -- whether every coroutine parked in the pool is still usable; "unhook"
--- drops a count that never reached k.
+-- drops a count that never reached k. "interrupts" reports how many times
+-- a worker was interrupted for this service.
 local skynet = require "skynet"
 local core = require "skynet.core"
 
@@ -110,6 +111,10 @@ end
 function CMD.unhook()
 	debug.sethook(hooked)
 	skynet.retpack(true)
+end
+
+function CMD.interrupts()
+	skynet.retpack(debug.getregistry()["snlua.interrupts"]())
 end
 
 function CMD.count()
