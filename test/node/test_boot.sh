@@ -13,17 +13,7 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-passed=0
-failed=0
-check() { # name, condition result
-	if [ "$2" -eq 0 ]; then
-		echo "ok   $1"
-		passed=$((passed + 1))
-	else
-		echo "FAIL $1"
-		failed=$((failed + 1))
-	fi
-}
+. test/node/lib.sh
 
 # node ARGS...: runs skynet (bounded), keeps its output in $dir/out and prints
 # it; returns the node's exit status.
@@ -207,5 +197,4 @@ done
 [ ! -f "$dir/node.pid" ] && grep -q 'KILL self' "$dir/daemon.log"
 check daemon_removes_pid_file_on_exit $?
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

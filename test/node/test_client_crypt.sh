@@ -7,17 +7,7 @@
 B=${SKYNET_BUILD:-.}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-passed=0
-failed=0
-check() { # name, condition result
-	if [ "$2" -eq 0 ]; then
-		echo "ok   $1"
-		passed=$((passed + 1))
-	else
-		echo "FAIL $1"
-		failed=$((failed + 1))
-	fi
-}
+. test/node/lib.sh
 
 CPATH="$B/luaclib/?.so"
 if [ -n "$SKYNET_SAN" ]; then
@@ -62,5 +52,4 @@ echo "$out"
 [ "$out" = "900150983cd24fb0d6963f7d28e17f72	38a034384b6cbf08275f34dc859e6d6b	plain" ]
 check md5_in_plain_lua $?
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

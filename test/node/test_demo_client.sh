@@ -15,20 +15,9 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
-passed=0
-failed=0
-check() { # name, condition result
-	if [ "$2" -eq 0 ]; then
-		echo "ok   $1"
-		passed=$((passed + 1))
-	else
-		echo "FAIL $1"
-		failed=$((failed + 1))
-	fi
-}
+. test/node/lib.sh
 finish() {
-	echo "$passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
+	summary
 	exit
 }
 

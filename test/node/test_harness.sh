@@ -6,17 +6,7 @@
 runner=$(pwd)/test/run.sh
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-passed=0
-failed=0
-check() { # name, condition result
-	if [ "$2" -eq 0 ]; then
-		echo "ok   $1"
-		passed=$((passed + 1))
-	else
-		echo "FAIL $1"
-		failed=$((failed + 1))
-	fi
-}
+. test/node/lib.sh
 
 # fake NAME BODY: a test binary (a shell script) printing BODY's output.
 fake() {
@@ -54,5 +44,4 @@ grep -q 'halt_on_error=1:exitcode=66' "$dir/out" && grep -q 'halt_on_error=1:exi
 	grep -q 'halt_on_error=1:print_stacktrace=1:exitcode=24' "$dir/out"
 check runner_sets_sanitizer_options $?
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

@@ -23,17 +23,7 @@
 root=$(pwd)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-passed=0
-failed=0
-check() { # name, condition result
-	if [ "$2" -eq 0 ]; then
-		echo "ok   $1"
-		passed=$((passed + 1))
-	else
-		echo "FAIL $1"
-		failed=$((failed + 1))
-	fi
-}
+. test/node/lib.sh
 
 # includes FILE...: "file:line:name" for each #include (name without <> or "").
 includes() {
@@ -170,5 +160,4 @@ breaks socket_server_builds_alone skynet-src/socket_server.c '#include "skynet.h
 breaks handle_table_below skynet-src/skynet_handle.c '#include "skynet_timer.h"'
 breaks retire_via_server skynet-src/skynet_start.c 'static void f(void) { skynet_handle_retire(1); }'
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

@@ -8,17 +8,7 @@
 B=${SKYNET_BUILD:-.}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-passed=0
-failed=0
-check() { # name, condition result
-	if [ "$2" -eq 0 ]; then
-		echo "ok   $1"
-		passed=$((passed + 1))
-	else
-		echo "FAIL $1"
-		failed=$((failed + 1))
-	fi
-}
+. test/node/lib.sh
 
 CPATH="$B/luaclib/?.so"
 if [ -n "$SKYNET_SAN" ]; then
@@ -53,5 +43,4 @@ echo "$out"
 [ "$out" = "550208060210053f68656c6c6f053e776f726c64	handshake	RESPONSE	1	Welcome" ]
 check sproto_in_plain_lua $?
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary
