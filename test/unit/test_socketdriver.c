@@ -150,6 +150,37 @@ buffer_readline(int *failed) {
 	                    "local h = driver.readline(b, {}, '\\r\\n\\r\\n')\n"
 	                    "return l1 == 'a\\rb' and h == 'Host: x\\r\\nA: 1'\n"
 	                    "  and driver.readall(b) == 'body'"));
+	// Against a model (plain string.find): separators of 1 to 3 bytes, text
+	// full of false candidates (the separator's prefixes, its first byte
+	// repeated), cut into three chunks at every pair of points, so separators
+	// and candidates straddle chunk borders.
+	TT_CHECK(tt_lua_run(
+	    L, "for _, sep in ipairs{'\\n', '\\r\\n', '\\r\\n\\r'} do\n"
+	       "  local f, p = sep:sub(1, 1), sep:sub(1, -2)\n"
+	       "  local text = f .. 'a' .. sep .. 'b' .. f .. f .. p .. sep .. p .. 'c' .. sep .. sep\n"
+	       "    .. f .. p .. sep .. 'tail' .. p\n"
+	       "  local want, pos = {}, 1\n"
+	       "  while true do\n"
+	       "    local s, e = text:find(sep, pos, true)\n"
+	       "    if not s then break end\n"
+	       "    want[#want + 1] = text:sub(pos, s - 1)\n"
+	       "    pos = e + 1\n"
+	       "  end\n"
+	       "  local rest = text:sub(pos)\n"
+	       "  for i = 0, #text do for j = i, #text do\n"
+	       "    local b = driver.buffer()\n"
+	       "    driver.push(b, {}, buf(text:sub(1, i)))\n"
+	       "    driver.push(b, {}, buf(text:sub(i + 1, j)))\n"
+	       "    driver.push(b, {}, buf(text:sub(j + 1)))\n"
+	       "    for k = 1, #want do\n"
+	       "      if driver.readline(b, {}, sep) ~= want[k] then return false end\n"
+	       "    end\n"
+	       "    if driver.readline(b, {}, sep) ~= nil or driver.readall(b) ~= rest then\n"
+	       "      return false\n"
+	       "    end\n"
+	       "  end end\n"
+	       "end\n"
+	       "return true"));
 	lua_close(L);
 }
 
