@@ -11,22 +11,13 @@ local spack = string.pack
 -- module through the uninstrumented liblua leaves frames on TSan's shadow
 -- stack, which aborts past 65536 frames in one thread: the single-threaded
 -- decode loops stay short there, and run whole in the other builds.
-local UNDER_TSAN <const> = os.getenv("SKYNET_SAN") == "thread"
-	or (os.getenv("SKYNET_BUILD") or ""):find("tsan", 1, true) ~= nil
+local UNDER_TSAN <const> = t.under_tsan
 local MUTATIONS <const> = UNDER_TSAN and 300 or 3000
 local RANDOMS <const> = UNDER_TSAN and 200 or 2000
 
+local unhex = t.unhex
 local function hex(s)
-	return (s:gsub(".", function(c)
-		return string.format("%02x ", c:byte())
-	end)):sub(1, -2)
-end
-
--- "0c 00 ..." (the reference's notation) to bytes.
-local function unhex(h)
-	return (h:gsub("%s", ""):gsub("..", function(x)
-		return string.char(tonumber(x, 16))
-	end))
+	return t.hex(s, " ")
 end
 
 local function bytes(got, want_hex, what)

@@ -5,19 +5,7 @@
 local t = require "testlib"
 local crypt = require "skynet.crypt"
 
-local function hex(s)
-	return (s:gsub(".", function(c)
-		return string.format("%02x", c:byte())
-	end))
-end
-
--- "05 15 00 ..." (spaces optional) -> bytes
-local function bin(h)
-	h = h:gsub("%s", "")
-	return (h:gsub("..", function(d)
-		return string.char(tonumber(d, 16))
-	end))
-end
+local hex, bin = t.hex, t.unhex
 
 local function bytes(got, want_hex, what)
 	local want = bin(want_hex)

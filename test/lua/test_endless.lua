@@ -6,8 +6,8 @@
 -- lands in the framework's own code (skynet.lua) waits for service code, so
 -- no reply is lost and no broken coroutine is reused.
 --
--- Under ThreadSanitizer (env SKYNET_SAN=thread, or a build directory named
--- *tsan*) a signal reaches a thread only when it calls into libc, so the
+-- Under ThreadSanitizer (env SKYNET_SAN=thread, exported by test/run.sh) a
+-- signal reaches a thread only when it calls into libc, so the
 -- pure-Lua loop case is skipped there; the loop that calls into C covers the
 -- same path.
 local skynet = require "skynet"
@@ -19,8 +19,7 @@ local t = require "testlib"
 -- in the core (skynet_context_new writes ctx->handle after publishing it).
 local svcs = {}
 
-local UNDER_TSAN <const> = os.getenv("SKYNET_SAN") == "thread"
-	or (os.getenv("SKYNET_BUILD") or ""):find("tsan", 1, true) ~= nil
+local UNDER_TSAN <const> = t.under_tsan
 local REAL_LIMIT_NS <const> = 5 * 1000000000
 
 -- Spins (yielding) until a helper has sent the mark, at most 5 s of real time.

@@ -4,18 +4,7 @@
 local t = require "testlib"
 local md5 = require "md5"
 
-local function hex(s)
-	return (s:gsub(".", function(c)
-		return string.format("%02x", c:byte())
-	end))
-end
-
-local function bin(h)
-	h = h:gsub("%s", "")
-	return (h:gsub("..", function(d)
-		return string.char(tonumber(d, 16))
-	end))
-end
+local hex, bin = t.hex, t.unhex
 
 t.case("md5 is md5.core plus sumhexa and hmacmd5", function()
 	t.ok(md5 == require "md5.core", "require 'md5' returns the md5.core table")

@@ -37,7 +37,7 @@ local DECODE_ERRORS = {
 
 local sp = sproto.parse(SCHEMA)
 
-local SCALE <const> = os.getenv("SKYNET_SAN") == "thread" and 20 or 1
+local SCALE <const> = t.under_tsan and 20 or 1
 
 -- n inputs, fewer under TSan (see the top)
 local function runs(n)

@@ -17,6 +17,26 @@ local M = {}
 local cases = {}
 M.marks = {}
 
+-- True when the node runs under ThreadSanitizer (test/run.sh exports SKYNET_SAN),
+-- which makes Lua errors thrown through the uninstrumented liblua costly: loops
+-- that raise many of them run shorter there.
+M.under_tsan = os.getenv("SKYNET_SAN") == "thread"
+
+-- Bytes as lower-case hex, sep (default none) between bytes.
+function M.hex(s, sep)
+	sep = sep or ""
+	return (s:gsub(".", function(c)
+		return string.format("%02x", c:byte()) .. sep
+	end):sub(1, #s * (2 + #sep) - #sep))
+end
+
+-- "0c 00 ..." (spaces optional) to bytes.
+function M.unhex(h)
+	return (h:gsub("%s", ""):gsub("..", function(x)
+		return string.char(tonumber(x, 16))
+	end))
+end
+
 function M.case(name, fn)
 	cases[#cases + 1] = { name = name, fn = fn }
 end
