@@ -15,8 +15,9 @@
  *       A light userdata to hand to another service (in a message). It
  *       carries one reference on the box, which stm.newcopy passes to the
  *       reader it makes. Turn every pointer into exactly one reader: a
- *       pointer that is dropped leaks the box (its header and the version
- *       current when the writer goes); using one twice frees the box early.
+ *       pointer that is dropped leaks the box header (a small fixed size;
+ *       the versions are still freed when the writer goes); using one twice
+ *       frees the box early.
  *   stm.newcopy(ptr) -> reader
  *   reader(f [, ud]) -> true, f(msg, sz, ud)... | false
  *       When a version newer than the one this reader last saw exists,

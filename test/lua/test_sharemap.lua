@@ -120,6 +120,7 @@ t.case("a writer in another service that exits", function()
 	t.eq(r.level, 2, "new level")
 	local spare = skynet.call(svc, "lua", "writer", "Record", { level = 9 })
 	skynet.kill(svc)
+	t.quiesce() -- the killed service's state closes once its worker lets go of it
 	t.eq(r:update(), false, "writer gone")
 	t.eq(r.level, 2, "the last data stays")
 	t.raises("sharemap.reader: no data (the writer is gone)", sharemap.reader, "Record", spare)

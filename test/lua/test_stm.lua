@@ -164,6 +164,7 @@ t.case("a writer in another service that exits", function()
 	t.eq(v, "w2", "value")
 	t.eq(tbl[1], 2, "table value")
 	skynet.kill(svc)
+	t.quiesce() -- the killed service's state closes once its worker lets go of it
 	t.eq(r(unpack_msg), false, "writer gone: false")
 	t.eq(r(unpack_msg), false, "from then on")
 	t.eq(spare(unpack_msg), false, "a reader that never read gets false too")
