@@ -8,12 +8,14 @@
  * _connect, _bind, _start, _pause, _close, _shutdown, _nodelay, _send,
  * _send_lowpriority, _send_copy, _udp, _udp_listen, _udp_dial,
  * _udp_connect, _udp_send, _udp_address, _info, and the PTYPE_SOCKET
- * payload struct skynet_socket_message), and atomic.h (the ATOM_* operations,
- * the only way C code here touches atomics; it includes system headers only).
+ * payload struct skynet_socket_message), atomic.h (the ATOM_* operations,
+ * the only way C code here touches atomics; it includes system headers only)
+ * and rwlock.h (the reader-writer lock, over pthread only; used by Lua C
+ * modules that share data between services, such as skynet.stm).
  * Every other header in skynet-src is internal. The list, one line
  * (test/node/test_layers.sh reads it):
  *
- * Public headers: skynet.h skynet_malloc.h skynet_socket.h atomic.h
+ * Public headers: skynet.h skynet_malloc.h skynet_socket.h atomic.h rwlock.h
  *
  * Threads: every function here is safe to call from any thread unless its
  * comment says otherwise.
