@@ -75,9 +75,13 @@ t.case("core: pack, unpack, bind, close, packremote, remote and their errors", f
 	core.close(pkg) -- the last reference frees it (ASan checks)
 	t.raises("Size should be 32bit integer", core.pack, skynet.pack "x", -1)
 	t.raises("Size should be 32bit integer", core.pack, skynet.pack "x", 1 << 32)
-	t.raises("Size should be 32bit integer", core.packremote, skynet.pack "x", -1)
+	local buf, bsz = skynet.pack "x"
+	t.raises("Size should be 32bit integer", core.packremote, buf, -1)
+	skynet.trash(buf, bsz) -- packremote copies: the buffer stayed ours
 	t.raises("userdata expected, got string", core.pack, "text", 4)
-	t.raises("Invalid multicast reference count 0", core.bind, core.pack(skynet.pack "x"), 0)
+	local box3 = core.pack(skynet.pack "x")
+	t.raises("Invalid multicast reference count 0", core.bind, box3, 0)
+	core.close(core.bind(box3, 1))
 	-- packremote of a string, taken apart again by remote
 	local data, dsz = core.remote(core.packremote "abc")
 	t.eq(skynet.tostring(data, dsz), "abc", "packremote/remote round trip")
