@@ -183,11 +183,13 @@ discard_at_shutdown(int *failed) {
 
 int
 main(void) {
+	skynet_globalinit(); // the cases run services on this thread
 	TT_RUN(released_after_callback);
 	TT_RUN(taken_over_by_receiver);
 	TT_RUN(released_without_callback);
 	TT_RUN(released_when_service_dies_with_queue);
 	TT_RUN(failed_send_keeps_reference);
 	TT_RUN(discard_at_shutdown);
+	skynet_globalexit();
 	return tt_summary();
 }
