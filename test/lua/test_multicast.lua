@@ -39,6 +39,17 @@ t.case("ids start at the harbor id and go up by 256; tostring", function()
 	t.eq(c.channel, 512, "third id")
 	t.eq(tostring(a), "[Multicast:0]", "tostring a")
 	t.eq(tostring(c), "[Multicast:200]", "tostring c")
+	local got
+	local z = mc.new {
+		channel = a.channel,
+		dispatch = function(_, _, v) -- channel 0 is a channel like any other
+			got = v
+		end,
+	}
+	z:subscribe()
+	a:publish "zero"
+	t.eq(got, "zero", "delivered on channel 0")
+	z:unsubscribe()
 	b:delete()
 	t.eq(mc.new().channel, 768, "ids go on after a delete")
 	local joined = mc.new { channel = 512 }
