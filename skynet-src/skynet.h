@@ -22,6 +22,7 @@
  */
 
 #include "skynet_malloc.h"
+#include "atomic.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -123,5 +124,26 @@ int skynet_timeout_new(struct skynet_context *ctx, int time_cs);
  * there is none (it fired already, or never existed). Thread-safe, O(1).
  */
 int skynet_timeout_cancel(struct skynet_context *ctx, int session);
+
+/*
+ * Multicast packages (the skynet.multicast library makes them). One
+ * published message is shared by every local subscriber it is handed to:
+ * each PTYPE_MULTICAST message whose payload is sizeof(void *) bytes holds
+ * a pointer to a package (PTYPE_MULTICAST is reserved for this use), and
+ * while that pointer is set, the message owns one reference on the package.
+ * The core drops that reference whenever it frees such a message: after the
+ * receiving callback returned 0, and when the message is dropped unread (its
+ * service retired, or the node stopped). A receiver that keeps the package
+ * past its callback takes the reference over by storing NULL in the
+ * payload's pointer. A send that fails leaves the reference with the sender.
+ */
+struct skynet_multicast_package {
+	ATOM_INT ref;  // references left; the last release frees data and the package
+	uint32_t size; // bytes at data
+	void *data;    // owned: skynet_malloc'd
+};
+
+/* Drop one reference on pkg; the last one frees pkg->data and pkg. Thread-safe. */
+void skynet_multicast_release(struct skynet_multicast_package *pkg);
 
 #endif

@@ -22,6 +22,11 @@
  * read by other threads (STAT from the service itself, the monitor's
  * endless flag) are ATOM_* fields.
  *
+ * Payloads: after a callback returns 0, and when a message is dropped
+ * unread, the payload is freed here; a PTYPE_MULTICAST payload that still
+ * points at its package drops the package reference it owns (skynet.h), so
+ * a subscriber that dies with multicast messages queued leaks nothing.
+ *
  * Units: cpu_cost and cpu_start are microseconds of CLOCK_MONOTONIC (read
  * through the vDSO, no system call): the time a worker spent inside the
  * service's callback, which equals its CPU time unless the worker thread
@@ -129,6 +134,39 @@ id_to_hex(char *str, uint32_t id) {
 	str[9] = '\0';
 }
 
+void
+skynet_multicast_release(struct skynet_multicast_package *pkg) {
+	if (ATOM_FDEC(&pkg->ref) == 1) {
+		skynet_free(pkg->data);
+		skynet_free(pkg);
+	}
+}
+
+/*
+ * Free a message payload once its message is done with (read or not): a
+ * multicast payload that still points at its package drops the reference
+ * it owns (see skynet.h).
+ */
+static void
+free_payload(int type, void *data, size_t sz) {
+	if (type == PTYPE_MULTICAST && sz == sizeof(void *) && data != NULL) {
+		struct skynet_multicast_package *pkg;
+		memcpy(&pkg, data, sizeof(pkg));
+		if (pkg != NULL)
+			skynet_multicast_release(pkg);
+	}
+	skynet_free(data);
+}
+
+void
+skynet_message_discard(struct skynet_message *msg) {
+	int type = skynet_message_type(msg->sz);
+	if (type == PTYPE_SOCKET)
+		skynet_socket_message_free(msg->data); // and the DATA buffer it owns
+	else
+		free_payload(type, msg->data, msg->sz & MESSAGE_TYPE_MASK);
+}
+
 struct drop_t {
 	uint32_t handle;
 };
@@ -136,10 +174,7 @@ struct drop_t {
 static void
 drop_message(struct skynet_message *msg, void *ud) {
 	struct drop_t *d = ud;
-	if (skynet_message_type(msg->sz) == PTYPE_SOCKET)
-		skynet_socket_message_free(msg->data); // and the DATA buffer it owns
-	else
-		skynet_free(msg->data);
+	skynet_message_discard(msg);
 	uint32_t source = d->handle;
 	assert(source);
 	// Tell the sender its message died with the service.
@@ -324,7 +359,7 @@ dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
 		reserve_msg = ctx->cb(ctx, ctx->cb_ud, type, msg->session, msg->source, msg->data, sz);
 	}
 	if (!reserve_msg)
-		skynet_free(msg->data);
+		free_payload(type, msg->data, sz);
 	ATOM_STORE(&ctx->calling, 0);
 }
 
@@ -358,7 +393,7 @@ skynet_context_message_dispatch(struct skynet_monitor *sm, struct message_queue 
 			skynet_error(ctx, "error: May overload, message queue length = %d", overload);
 		skynet_monitor_trigger(sm, msg.source, handle);
 		if (ctx->cb == NULL)
-			skynet_free(msg.data);
+			free_payload(skynet_message_type(msg.sz), msg.data, msg.sz & MESSAGE_TYPE_MASK);
 		else
 			dispatch_message(ctx, &msg);
 		skynet_monitor_trigger(sm, 0, 0);

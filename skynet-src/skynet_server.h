@@ -62,6 +62,13 @@ int skynet_context_push(uint32_t handle, struct skynet_message *msg);
 /* Queue a message from source to ctx, copying nothing. */
 void skynet_context_send(struct skynet_context *ctx, void *msg, size_t sz, uint32_t source,
                          int type, int session);
+/*
+ * Free the payload of a message that will never be dispatched (its service
+ * is gone, or the node stops): a socket event with the buffer it owns, a
+ * multicast message with its package reference (skynet.h), anything else
+ * with skynet_free. Thread-safe.
+ */
+void skynet_message_discard(struct skynet_message *msg);
 /* Allocate a fresh session from ctx (1..0x7fffffff, wrapping). */
 int skynet_context_newsession(struct skynet_context *ctx);
 

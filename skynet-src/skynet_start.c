@@ -416,10 +416,7 @@ bootstrap(struct skynet_context *logger, const char *cmdline) {
 
 static void
 drop_free(struct skynet_message *msg, void *ud) {
-	if (skynet_message_type(msg->sz) == PTYPE_SOCKET)
-		skynet_socket_message_free(msg->data); // and the DATA buffer it owns
-	else
-		skynet_free(msg->data);
+	skynet_message_discard(msg);
 }
 
 /* After every thread stopped: flush and free the logger and whatever queues remain. */
