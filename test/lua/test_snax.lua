@@ -423,6 +423,49 @@ function response.a() return n end
 	snax.kill(amb)
 end)
 
+t.case("snax.hotfix on its own: variables of several chunks", function()
+	local hotfix = require "snax.hotfix"
+	local count = 1
+	local function one()
+		return count, tostring(count)
+	end
+	-- A handler from another chunk: its _ENV is another variable holding the same table.
+	local two = load("return function() return type(nil) end", "=other")()
+	local function records(...)
+		local funcs = {
+			{ 1, "system", "init" }, { 2, "system", "exit" }, { 3, "system", "hotfix" },
+			{ 4, "system", "profile" },
+		}
+		for i, f in ipairs { ... } do
+			funcs[#funcs + 1] = { 4 + i, "response", i == 1 and "one" or "two", f }
+		end
+		return funcs
+	end
+	local funcs = records(one, two)
+	t.eq(hotfix(funcs, [[
+local count
+function response.one()
+	return count + 1, tostring(count)
+end
+function hotfix()
+	return "joined"
+end
+]]), "joined", "hook result")
+	local patched = funcs[5][4]
+	t.eq(patched(), 2, "reads the local of this test")
+	count = 5
+	local n, s = patched()
+	t.eq(n, 6, "the same variable")
+	t.eq(s, "5", "globals through the joined _ENV")
+	t.ok(funcs[6][4] == two, "the other handler untouched")
+
+	-- Two _ENV variables holding different tables are ambiguous.
+	local foreign = load("return function() return type(nil) end", "=other", "t", { type = type })()
+	funcs = records(one, foreign)
+	t.raises("ambiguity local value _ENV", hotfix, funcs, "function response.one() return tostring(1) end")
+	t.ok(funcs[5][4] == one, "unchanged")
+end)
+
 t.case("compat10 name", function()
 	local saved = package.path
 	package.path = "./lualib/compat10/?.lua;" .. saved
