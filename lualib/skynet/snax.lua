@@ -73,7 +73,7 @@ function snax.interface(name)
 		return t
 	end
 	if type(name) ~= "string" then
-		error(string.format("snax: the service name must be a string, got %s", type(name)), 2)
+		error(string.format("snax.interface: bad service name (%s)", tostring(name)), 2)
 	end
 	local funcs = snax_interface(name, parse_env(), snax.loader())
 	t = { name = name, accept = {}, response = {}, system = {} }
@@ -128,7 +128,7 @@ function snax.bind(handle, name)
 		return obj
 	end
 	if type(handle) ~= "number" and type(handle) ~= "string" then
-		error(string.format("snax.bind: bad handle (%s)", type(handle)), 2)
+		error(string.format("snax.bind: bad handle (%s)", tostring(handle)), 2)
 	end
 	local t = snax.interface(name)
 	obj = setmetatable({
@@ -162,7 +162,7 @@ end
 
 local function service_mgr(command, name, ...)
 	if type(name) ~= "string" then
-		error(string.format("snax: the service name must be a string, got %s", type(name)), 3)
+		error(string.format("snax: bad service name (%s)", tostring(name)), 3)
 	end
 	local handle, err = skynet.call(".service", "lua", command, "snaxd", name, ...)
 	if handle == nil then
@@ -208,7 +208,7 @@ end
 
 function snax.hotfix(obj, source, ...)
 	if type(source) ~= "string" then
-		error(string.format("snax.hotfix: the patch source must be a string, got %s", type(source)), 2)
+		error(string.format("snax.hotfix: bad patch source (%s)", tostring(source)), 2)
 	end
 	return hotfix_result(skynet.call(obj.handle, "snax", SYSTEM_ID.hotfix, source, ...))
 end

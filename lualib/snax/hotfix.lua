@@ -146,7 +146,7 @@ end
 
 return function(funcs, source, ...)
 	if type(source) ~= "string" then
-		error("snax.hotfix: the patch source must be a string", 0)
+		error(string.format("snax.hotfix: bad patch source (%s)", tostring(source)), 2)
 	end
 	local patch = snax_interface("patch", env, patch_loader(source))
 

@@ -86,8 +86,12 @@ local function index_with(mt, t, k)
 end
 
 return function(name, G, loader, prepare)
-	assert(type(name) == "string", "snax.interface: the service name must be a string")
-	assert(type(G) == "table", "snax.interface: the environment must be a table")
+	if type(name) ~= "string" then
+		error(string.format("snax.interface: bad service name (%s)", tostring(name)), 2)
+	end
+	if type(G) ~= "table" then
+		error(string.format("snax.interface: bad environment (%s)", tostring(G)), 2)
+	end
 	local funcs = {}
 	local system = {}
 	for id, hook in ipairs(SYSTEM) do

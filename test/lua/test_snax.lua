@@ -404,7 +404,11 @@ function accept.nope() end
 	t.raises("accept.inc must be function", snax.hotfix, obj, "accept.inc = 1")
 	t.raises("patch top level", snax.hotfix, obj, "error('patch top level')")
 	t.raises("hook failed", snax.hotfix, obj, "function hotfix() error('hook failed') end")
-	t.raises("snax.hotfix: the patch source must be a string", snax.hotfix, obj, nil)
+	t.raises("snax.hotfix: bad patch source (nil)", snax.hotfix, obj, nil)
+	t.raises("snax.hotfix: bad patch source (nil)", require "snax.hotfix", {}, nil)
+	t.raises("snax.interface: bad service name (nil)", snax.interface, nil)
+	t.raises("snax: bad service name (1)", snax.uniqueservice, 1)
+	t.raises("snax.bind: bad handle (true)", snax.bind, true, "snax_counter")
 	t.eq(obj.req.get(), 2, "still serving")
 	snax.kill(obj)
 
