@@ -18,12 +18,12 @@
 -- input cannot be opened at all, that is logged once and the console exits.
 --
 -- debug INFO returns counters: lines (read), empty (skipped), launched,
--- failed, and eof (true once the input ended).
+-- failed.
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 
 local input = ...
-local stats = { lines = 0, empty = 0, launched = 0, failed = 0, eof = false }
+local stats = { lines = 0, empty = 0, launched = 0, failed = 0 }
 
 local function launch(line)
 	local words = {}
@@ -122,7 +122,6 @@ local function main_loop()
 		stats.lines = stats.lines + 1
 		launch(line)
 	end
-	stats.eof = true
 	close()
 	skynet.exit()
 end

@@ -68,7 +68,6 @@ t.case("lines launch services in order; errors and empty lines are skipped", fun
 	t.eq(s.empty, 2, "empty lines skipped")
 	t.eq(s.launched, 3, "launched")
 	t.eq(s.failed, 4, "failed launches swallowed")
-	t.eq(s.eof, false, "input still open")
 
 	-- A last line without LF still runs; then the console exits quietly.
 	socket.write(client, "svc_stdin_console_mark " .. me .. " tail")
