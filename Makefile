@@ -153,6 +153,7 @@ run: all
 # SKYNET_SAN tells the tests which sanitizer the build has (address, thread or empty).
 SKYNET_SAN ?=
 test: all unit-tests
+	@sh 3rd/deps-test.sh
 	@SKYNET_SAN=$(SKYNET_SAN) sh test/run.sh $(BUILD) $(OBJ)
 
 SAN_COMMON := -fno-omit-frame-pointer
