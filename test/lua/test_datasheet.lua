@@ -353,7 +353,9 @@ t.case("undump and diff", function()
 	local img = builder.compile(v)
 	local u = dump.undump(img)
 	t.same(u, v, "undump(compile(v))")
-	t.eq(dump.dump(u), img, "compile(undump(img)) with the same pairs order")
+	local again = dump.dump(u) -- dict order may differ: pairs order is per table
+	t.eq(#again, #img, "compile(undump(img)) has the same size")
+	t.same(dump.undump(again), v, "and the same content")
 	local old = builder.compile { a = { 1 }, b = { 2 }, c = { d = { 3 } } }
 	local new = builder.compile { c = { d = { 4 }, e = {} }, b = 5, a = { 7 }, z = {} }
 	local d = dump.diff(old, new)
