@@ -29,8 +29,7 @@
  * LIVE_IMAGES counts the images alive in the process (for tests).
  *
  * Proxies (per reader Lua state). new(ptr) makes a sheet: a userdata holding
- * the current image pointer (borrowed: the reader holds a reference the cell
- * counts), whose user value is the identity cache, table number -> proxy
+ * the current image pointer and the sheet's reference to it, whose user value is the identity cache, table number -> proxy
  * (weak values). A proxy is an empty Lua table with the shared metatable
  * (__index, __pairs, __len). Its table number and sheet live in a small
  * userdata (struct proxy, user value = the sheet) found through PROXIES, a
@@ -45,7 +44,9 @@
  * any access.
  *
  * Upvalues shared by the module functions and the metamethods: 1 PROXIES,
- * 2 the proxy metatable, 3 the sheet metatable. Stock Lua 5.4 needs no patch for any of this.
+ * 2 the proxy metatable, 3 the sheet metatable (__gc). Stock Lua 5.4 needs
+ * no patch for any of this. The module functions load, check, release,
+ * live, refs and tables serve the cell, the builder and the tests.
  */
 #include "skynet.h"
 #include "atomic.h"
