@@ -211,6 +211,22 @@ local function close_payload(payload)
 	end
 end
 
+-- A message reader over any read(n) function, for tests and tools:
+-- returns next() -> data, op | nil, close_payload, raising a table
+-- { ws_code, text } on a protocol error. mode "server" reads client frames.
+function M.decoder(read, mode, options)
+	options = options or {}
+	local ws = { read = read, write = function() end, mode = mode or "server",
+		max_size = options.max_size, strict = options.strict }
+	return function()
+		local data, op = read_message(ws, {})
+		if data == nil then
+			close_payload(op)
+		end
+		return data, op
+	end
+end
+
 ---------------------------------------------------------------- server
 
 local function write_refusal(ws, code, body)

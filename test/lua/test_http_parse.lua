@@ -280,4 +280,49 @@ t.case("read_request never raises on random input (seeded)", function()
 	end
 end)
 
+-- The WebSocket decoder on seeded random frames: it returns a message, a
+-- close, or raises socket_error (input ran out) or a protocol error with a
+-- close code, never anything else, and never accepts more than max_size.
+t.case("websocket decoder on random frames (seeded)", function()
+	local websocket = require "http.websocket"
+	local rnd = 0x1234567
+	local function rand(n)
+		rnd = (rnd * 1103515245 + 12345) & 0x7fffffff
+		return (rnd >> 12) % n + 1 -- the high bits: the low ones of this LCG cycle fast
+	end
+	local codes = { [1002] = true, [1007] = true, [1009] = true }
+	local n = t.under_tsan and 300 or 3000
+	local outcomes = {}
+	for _ = 1, n do
+		local bytes = {}
+		local frames = rand(3)
+		for _ = 1, frames do
+			local len = ({ 0, 5, 125, 126, 300, 70000 })[rand(6)]
+			local f = websocket.encode_frame(rand(16) - 1, string.rep("a", len), rand(3) > 1 and rnd or nil)
+			if rand(4) == 1 then
+				f = string.char(f:byte(1) ~ (1 << (rand(8) - 1))) .. f:sub(2) -- flip a header bit
+			end
+			if rand(5) == 1 then
+				f = f:sub(1, rand(#f)) -- truncate
+			end
+			bytes[#bytes + 1] = f
+		end
+		local next_message = websocket.decoder(feed { table.concat(bytes) }, "server",
+			{ max_size = 1000, strict = rand(2) == 1 })
+		local ok, data, op = pcall(next_message)
+		if ok then
+			t.ok(data == nil or #data <= 1000, "over max_size")
+			outcomes[data and op or "close"] = true
+		elseif data == sh.socket_error then
+			outcomes.eof = true
+		else
+			t.ok(type(data) == "table" and codes[data.ws_code], "unexpected error " .. tostring(data))
+			outcomes[data.ws_code] = true
+		end
+	end
+	for _, k in ipairs { "text", "binary", "close", "eof", 1002, 1009 } do
+		t.ok(outcomes[k], "outcome never seen: " .. tostring(k))
+	end
+end)
+
 t.start()
