@@ -1,7 +1,16 @@
 -- The demo game's agent: one per connected client, made by the watchdog.
 -- The gate forwards the client's frames here (PTYPE_CLIENT, session = fd).
--- Requests are handled one at a time, in order (skynet.queue), so their
--- answers come back in request order; game requests go to the world.
+-- Requests are handled one at a time, in order, so their answers come back
+-- in request order; game requests go to the world.
+--
+-- Back-pressure: frames wait in a FIFO of strings served by one coroutine
+-- (not one parked coroutine each). At PAUSE_AT waiting frames the agent asks
+-- the gate to stop reading the client, at RESUME_AT it asks it to read
+-- again; what the client sends meanwhile waits in the kernel, so a client
+-- that pipelines without reading slows down instead of filling the node.
+-- The FIFO can still grow by what the gate had already read; past
+-- FLOOD_LIMIT waiting frames the client is kicked. Frames still waiting
+-- when the session closes (kick, idle, disconnect) are dropped unanswered.
 --
 -- Two timers of the session, both visible to the player:
 --   * the idle kick: a skynet.timeout of idle_kick_cs, cancelled and re-armed
@@ -19,7 +28,6 @@
 -- agent. Nothing else in the node reports a killed service's end.
 local skynet = require "skynet"
 local socket = require "skynet.socket"
-local queue = require "skynet.queue"
 local proto = require "proto"
 
 local sformat = string.format
@@ -33,7 +41,15 @@ local idle_obj -- the pending idle-kick timeout
 local reward_obj -- the pending reward timeout
 local reward_due -- skynet.now() of the next reward
 local closing = false
-local serial = queue()
+
+local PAUSE_AT <const> = 32 -- waiting frames: ask the gate to stop reading
+local RESUME_AT <const> = 8 -- ... and to read again
+local FLOOD_LIMIT <const> = 4096 -- waiting frames: kick the client
+local fifo = { h = 1, t = 0 } -- frames not handled yet: fifo[h..t]
+local serving = false -- a coroutine is working through the FIFO
+local held = false -- the gate was asked to stop reading the client
+local holds = 0 -- how often (for tests)
+local most_waiting = 0 -- the longest the FIFO was (for tests)
 
 local CMD = {}
 local LOCAL = {} -- requests answered here
@@ -51,6 +67,7 @@ local function kick(reason)
 	end
 	write("kick " .. reason)
 	closing = true
+	fifo = { h = 1, t = 0 }
 	skynet.send(watchdog, "lua", "close", fd)
 end
 
@@ -182,14 +199,60 @@ local function on_frame(msg)
 	end
 end
 
+local function waiting()
+	return fifo.t - fifo.h + 1
+end
+
+local function hold(on)
+	if held ~= on and not closing then
+		held = on
+		if on then
+			holds = holds + 1
+		end
+		skynet.send(gate, "lua", on and "pause" or "resume", fd)
+	end
+end
+
+local function serve()
+	serving = true
+	while not closing and waiting() > 0 do
+		local h = fifo.h
+		local msg = fifo[h]
+		fifo[h] = nil
+		fifo.h = h + 1
+		if held and waiting() <= RESUME_AT then
+			hold(false)
+		end
+		on_frame(msg)
+	end
+	serving = false
+end
+
 skynet.register_protocol {
 	name = "client",
 	id = skynet.PTYPE_CLIENT,
 	unpack = skynet.tostring,
 	dispatch = function(session, _, msg)
 		skynet.ignoreret()
-		if session == fd then
-			serial(on_frame, msg)
+		if session ~= fd or closing then
+			return
+		end
+		local t = fifo.t + 1
+		fifo[t] = msg
+		fifo.t = t
+		local n = waiting()
+		if n > most_waiting then
+			most_waiting = n
+		end
+		if n > FLOOD_LIMIT then
+			kick(sformat("flooding (more than %d requests waiting)", FLOOD_LIMIT))
+			return
+		end
+		if n >= PAUSE_AT then
+			hold(true)
+		end
+		if not serving then
+			serve()
 		end
 	end,
 }
@@ -215,6 +278,7 @@ end
 -- The client is gone (closed, kicked or failed): save and exit.
 function CMD.disconnect()
 	closing = true
+	fifo = { h = 1, t = 0 }
 	if name then
 		local progress = stop_reward()
 		skynet.send(world, "lua", "logout", name, progress)
@@ -223,9 +287,13 @@ function CMD.disconnect()
 	skynet.exit()
 end
 
--- Counters for tests: pending timers of this agent and the player name.
+-- Counters for tests: pending timers of this agent, the player name and
+-- the FIFO of waiting requests.
 function CMD.stats()
-	return { timers = skynet.stat "timers", name = name }
+	return {
+		timers = skynet.stat "timers", name = name, waiting = waiting(), held = held, holds = holds,
+		most_waiting = most_waiting,
+	}
 end
 
 -- What the debug console's `info <agent>` shows.

@@ -24,15 +24,24 @@
 -- id). Each connection runs in its own coroutine, its commands one after
 -- another; a command that blocks (a call to a stuck service) blocks only
 -- its own connection.
+--
+-- Floods: a connection is served BATCH_LINES lines per turn, then yields, so
+-- a flood of lines on one connection delays the others by one batch at
+-- most. A connection sending more than RATE_LINES lines within one second
+-- (of the node's clock) is closed with a log line, as is one with more than
+-- LINE_LIMIT bytes of unread input. A command's output leaves in one write.
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 local core = require "skynet.core"
+local driver = require "skynet.socketdriver"
 require "skynet.manager"
 
 local DEFAULT_IP <const> = "127.0.0.1"
 local DEFAULT_TIMEOUT <const> = 300 -- cs, for stat/mem/gc/timers
 local LINE_LIMIT <const> = 1024 * 1024 -- unread bytes before a client is dropped
 local MAX_DEPTH <const> = 3 -- nesting shown when a table value is flattened
+local BATCH_LINES <const> = 16 -- lines served per turn before the other connections' turn
+local RATE_LINES <const> = 1000 -- input lines per second beyond which a connection is closed
 
 local listen_ip, listen_port
 local COMMAND = {} -- name -> { fn = f, usage = text, help = text, raw = bool }
@@ -90,15 +99,29 @@ local function dump(print, result)
 	end
 end
 
+-- print(...) collects one output line; print.flush() sends what was
+-- collected in one write (so a command's output and its status line leave
+-- in one segment instead of waiting on each other's ACK).
 local function printer(fd)
-	return function(...)
-		local n = select("#", ...)
-		local t = {}
-		for i = 1, n do
-			t[i] = tostring((select(i, ...)))
+	local out, n = {}, 0
+	local p = setmetatable({}, {
+		__call = function(_, ...)
+			local k = select("#", ...)
+			local t = {}
+			for i = 1, k do
+				t[i] = tostring((select(i, ...)))
+			end
+			n = n + 1
+			out[n] = table.concat(t, "\t") .. "\n"
+		end,
+	})
+	function p.flush()
+		if n > 0 then
+			socket.write(fd, table.concat(out, "", 1, n))
+			out, n = {}, 0
 		end
-		socket.write(fd, table.concat(t, "\t") .. "\n")
 	end
+	return p
 end
 
 ---------------------------------------------------------------- arguments
@@ -565,6 +588,33 @@ local function read_header(fd)
 	end
 end
 
+-- One per connection: call it before each input line. It yields to the
+-- other connections every BATCH_LINES lines, and returns false (after a log
+-- line) once the connection sent more than RATE_LINES lines within one
+-- second: such a connection is closed.
+local function input_limit(fd, addr)
+	local lines, batch, second = 0, 0, skynet.now() // 100
+	return function()
+		local now = skynet.now() // 100
+		if now ~= second then
+			second, lines = now, 0
+		end
+		lines = lines + 1
+		if lines > RATE_LINES then
+			skynet.error(string.format(
+				"debug_console: %s sent more than %d lines within one second; closing it",
+				addr or ("fd " .. fd), RATE_LINES))
+			return false
+		end
+		batch = batch + 1
+		if batch >= BATCH_LINES then
+			batch = 0
+			skynet.yield()
+		end
+		return true
+	end
+end
+
 local function serve_http(fd, first, print)
 	local method, target, version = first:match "^(%u+)%s+(%S+)%s*(.*)$"
 	if method == nil then
@@ -585,8 +635,13 @@ local function serve_http(fd, first, print)
 	else
 		text = ""
 	end
+	local limit = input_limit(fd)
 	for line in text:gmatch "[^\n]+" do
+		if not limit() then
+			break
+		end
 		run_command((line:gsub("\r$", "")), print)
+		print.flush()
 	end
 end
 
@@ -600,31 +655,37 @@ local function clean_line(line)
 	return line
 end
 
-local function serve(fd)
+local function serve(fd, addr)
 	if not socket.start(fd) then
 		return
 	end
 	socket.limit(fd, LINE_LIMIT)
+	driver.nodelay(fd)
 	local print = printer(fd)
 	print "Welcome to skynet console"
+	print.flush()
+	local limit = input_limit(fd, addr)
 	while true do
 		local line = socket.readline(fd)
-		if not line then
+		if not line or not limit() then
 			break
 		end
 		line = clean_line(line)
 		if line:match "^GET " or line:match "^POST " then
 			serve_http(fd, line, print)
+			print.flush()
 			break
 		end
-		if run_command(line, print) then
+		local quit = run_command(line, print)
+		print.flush()
+		if quit then
 			break
 		end
 	end
 end
 
 local function connection(fd, addr)
-	local ok, err = pcall(serve, fd)
+	local ok, err = pcall(serve, fd, addr)
 	if not ok then
 		skynet.error(string.format("debug_console: connection %s failed: %s", addr, tostring(err)))
 	end

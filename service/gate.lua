@@ -1,7 +1,9 @@
 -- gate: the standard client gate (spec 7.6), built on snax.gateserver.
 --
 -- Commands (lua protocol, each replied to): open(conf) -> address, port;
--- close(); forward(fd, client, address); accept(fd); kick(fd).
+-- close(); forward(fd, client, address); accept(fd); kick(fd); pause(fd)
+-- (stop reading the client) and resume(fd), for an agent with enough of
+-- the client's requests waiting (sends are fine: they return nothing).
 -- Notices to the watchdog (lua sends, no reply): ("socket", "open", fd,
 -- "ip:port"), ("socket", "close", fd), ("socket", "error", fd, text),
 -- ("socket", "warning", fd, kb) and, for a client without an agent,
@@ -67,6 +69,14 @@ function CMD.accept(source, fd)
 	local c = assert(connection[fd], "gate.accept: unknown fd")
 	c.agent = nil
 	c.client = nil
+	gateserver.openclient(fd)
+end
+
+function CMD.pause(source, fd)
+	gateserver.pauseclient(fd)
+end
+
+function CMD.resume(source, fd)
 	gateserver.openclient(fd)
 end
 

@@ -55,6 +55,7 @@ main(int argc, char *argv[]) {
 	config.logger = skynet_optstring("logger", NULL);
 	config.logservice = skynet_optstring("logservice", "logger");
 	config.profile = skynet_optboolean("profile", true);
+	config.malloc_trim = skynet_optboolean("malloc_trim", true);
 	const char *timer = skynet_optstring("timer", "real");
 	if (strcmp(timer, "virtual") == 0) {
 		config.virtual_time = true;

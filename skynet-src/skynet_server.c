@@ -74,6 +74,7 @@ struct skynet_context {
 
 struct skynet_node {
 	ATOM_INT total;
+	ATOM_SIZET released; // contexts freed so far (the monitor's hint to trim the heap)
 	int init;
 	uint32_t monitor_exit;
 	ATOM_INT exit_status; // the process's exit status, set by ABORT
@@ -86,6 +87,11 @@ static struct skynet_node G_NODE;
 int
 skynet_context_total(void) {
 	return ATOM_LOAD(&G_NODE.total);
+}
+
+size_t
+skynet_context_released(void) {
+	return ATOM_LOAD(&G_NODE.released);
 }
 
 static void
@@ -216,6 +222,7 @@ delete_context(struct skynet_context *ctx) {
 	skynet_mq_mark_release(ctx->queue);
 	bool reserved = ctx->reserved;
 	skynet_free(ctx);
+	ATOM_FINC(&G_NODE.released);
 	if (!reserved)
 		context_dec();
 }
@@ -832,6 +839,7 @@ skynet_context_send(struct skynet_context *ctx, void *msg, size_t sz, uint32_t s
 void
 skynet_globalinit(void) {
 	ATOM_INIT(&G_NODE.total, 0);
+	ATOM_INIT(&G_NODE.released, 0);
 	ATOM_INIT(&G_NODE.exit_status, 0);
 	G_NODE.monitor_exit = 0;
 	G_NODE.profile = true;

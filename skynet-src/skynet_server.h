@@ -83,6 +83,8 @@ void skynet_context_signal(uint32_t handle, int sig);
 void skynet_context_dispatchall(struct skynet_context *ctx);
 /* Number of live contexts. */
 int skynet_context_total(void);
+/* How many contexts were freed since the start (only grows). */
+size_t skynet_context_released(void);
 /* The status the process exits with: 0, or what the last "ABORT status" set. Thread-safe. */
 int skynet_exit_status(void);
 

@@ -57,7 +57,13 @@
  * so traffic over loopback between services is delivered before the clock
  * jumps; a peer outside the process is not waited for.
  *
- * Monitor thread: every 5 s checks each worker's monitor record.
+ * Monitor thread: every 5 s checks each worker's monitor record. It also
+ * gives freed memory back to the system: glibc keeps what services free in
+ * its arenas (per-thread heaps are only shrunk from the top), so after a
+ * burst of connections the process would stay at its peak. When services
+ * were freed since its last look (skynet_context_released moved), the
+ * monitor calls malloc_trim(0), which releases the free pages inside every
+ * arena. Config `malloc_trim = false` turns it off.
  *
  * Lock order: worker cond mutex, then timer kick mutex. A spurious early
  * wake of the monitor (only stop_all signals it) just ends it sooner.
@@ -78,6 +84,7 @@
 #include "atomic.h"
 #include "skynet_cond.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +108,8 @@ struct monitor {
 	ATOM_INT spinning;         // workers spinning for work
 	ATOM_INT quit;
 	bool virtual_time;
+	bool trim;         // config malloc_trim
+	size_t trimmed_at; // monitor thread: skynet_context_released() at the last trim
 };
 
 struct worker_parm {
@@ -237,6 +246,16 @@ thread_socket(void *p) {
 	return NULL;
 }
 
+/* Monitor thread: hand free heap pages back once services have been freed. */
+static void
+trim_heap(struct monitor *m) {
+	size_t released = skynet_context_released();
+	if (!m->trim || released == m->trimmed_at)
+		return;
+	m->trimmed_at = released;
+	malloc_trim(0);
+}
+
 static void *
 thread_monitor(void *p) {
 	struct monitor *m = p;
@@ -250,6 +269,7 @@ thread_monitor(void *p) {
 			break;
 		for (int i = 0; i < m->count; i++)
 			skynet_monitor_check(m->m[i]);
+		trim_heap(m);
 	}
 	return NULL;
 }
@@ -325,11 +345,13 @@ create_thread(pthread_t *thread, void *(*start_routine)(void *), void *arg) {
 }
 
 static void
-run_threads(int thread, bool virtual_time) {
+run_threads(int thread, bool virtual_time, bool trim) {
 	pthread_t pid[thread + 3];
 	struct monitor *m = skynet_calloc(1, sizeof(*m));
 	m->count = thread;
 	m->virtual_time = virtual_time;
+	m->trim = trim;
+	m->trimmed_at = skynet_context_released();
 	ATOM_INIT(&m->sleep, 0);
 	ATOM_INIT(&m->spinning, 0);
 	ATOM_INIT(&m->quit, 0);
@@ -441,7 +463,7 @@ skynet_start(struct skynet_config *config) {
 	skynet_context_reserve(logger); // keeps the reference grabbed above
 
 	bootstrap(logger, config->bootstrap);
-	run_threads(config->thread, config->virtual_time);
+	run_threads(config->thread, config->virtual_time, config->malloc_trim);
 
 	shutdown_node(logger);
 	skynet_socket_free();

@@ -14,6 +14,7 @@ struct skynet_config {
 	int harbor;              // node id, 0..255
 	bool profile;            // per-service CPU accounting
 	bool virtual_time;       // config timer = "virtual"
+	bool malloc_trim;        // return freed heap pages to the system (default on)
 	const char *daemon;      // pid file, or NULL
 	const char *module_path; // cpath
 	const char *bootstrap;   // command line of the first service

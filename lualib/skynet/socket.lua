@@ -182,7 +182,19 @@ local function buf_line(s, sep, check)
 		return nil
 	end
 	local from = s.scanned + 1
-	local i = sfind(buf_tail(s, from), sep, 1, true)
+	local i
+	-- Search the head chunk in place first: a line that ends there costs
+	-- its own length, not the length of everything buffered behind it.
+	local head, off = s.q[s.qh], s.off
+	if off + from + seplen - 1 <= #head then
+		local at = sfind(head, sep, off + from, true)
+		if at then
+			i = at - off - from + 1
+		end
+	end
+	if i == nil then
+		i = sfind(buf_tail(s, from), sep, 1, true)
+	end
 	if i == nil then
 		s.scanned = size - seplen + 1
 		return nil

@@ -47,6 +47,15 @@ function gateserver.openclient(fd)
 	end
 end
 
+-- Stops reading fd until the next openclient(fd): for an agent that has
+-- enough of fd's requests waiting (the client's further bytes wait in the
+-- kernel meanwhile).
+function gateserver.pauseclient(fd)
+	if connection[fd] == true then
+		driver.pause(fd)
+	end
+end
+
 function gateserver.closeclient(fd)
 	if connection[fd] == true then
 		connection[fd] = "kicked"

@@ -36,6 +36,22 @@ local function send(c, line)
 	end
 end
 
+-- Reads one command's output; returns it and the status line (nil when the
+-- connection closed first).
+local function read_answer(c)
+	local out = {}
+	while true do
+		local l = socket.readline(c)
+		if not l then
+			return out, nil
+		end
+		if l == OK or l == ERR then
+			return out, l
+		end
+		out[#out + 1] = l
+	end
+end
+
 local shared -- one connection reused by most cases
 
 local function cmd(line)
@@ -380,6 +396,46 @@ t.case("quit, many consoles, clients vanishing", function()
 	c = connect()
 	t.eq(select(2, send(c, "help")), OK, "new connection works")
 	socket.close(c)
+end)
+
+t.case("a flood of lines on one connection: others are served between batches", function()
+	local a, b = connect(), connect()
+	-- One long line first, so the console reads the flood below in one piece
+	-- (the socket's read size grows with full reads).
+	socket.write(a, "nosuchcmd " .. ("x"):rep(600 * 1024) .. "\n")
+	t.eq(select(2, read_answer(a)), ERR, "the long line")
+	local n = 990 -- with the long line, under the per-second input limit
+	socket.write(a, ("nosuchcmd\n"):rep(n))
+	socket.write(b, "nosuchcmd\n")
+	local answered_a = 0
+	local b_done
+	skynet.fork(function()
+		for _ = 1, n do
+			local _, status = read_answer(a)
+			t.eq(status, ERR, "flood answer")
+			answered_a = answered_a + 1
+		end
+	end)
+	local _, status = read_answer(b)
+	b_done = answered_a
+	t.eq(status, ERR, "the other connection's answer")
+	t.ok(b_done < n // 2, string.format("answered while the flood was served (%d of %d done)",
+		b_done, n))
+	while answered_a < n do
+		skynet.sleep(1)
+	end
+	socket.close(a)
+	socket.close(b)
+end)
+
+t.case("a connection past the input limit is closed; the others keep working", function()
+	local a, b = connect(), connect()
+	socket.write(a, ("\n"):rep(200000))
+	t.eq(select(2, send(b, "nosuchcmd")), ERR, "answered during the flood")
+	t.eq(socket.read(a), false, "the flooder is closed")
+	socket.close(a)
+	t.eq(select(2, send(b, "list")), OK, "the other connection still works")
+	socket.close(b)
 end)
 
 t.case("default ip and port 0", function()

@@ -134,4 +134,44 @@ t.case("a client vanishing mid-frame is cleaned up", function()
 	b2:close()
 end)
 
+t.case("pipelined requests: answered in order, the gate told to hold the client", function()
+	local g = game.start {}
+	local c = game.login(g, "alice")
+	local agent = game.agent(g, "alice")
+	local n = 3000
+	c:raw(string.rep(spack(">s2", "look"), n))
+	for i = 1, n do
+		local r = c:answer()
+		t.ok(r and r:match "^ok look", string.format("answer %d: %s", i, tostring(r)))
+	end
+	local st = skynet.call(agent, "lua", "stats")
+	t.ok(st.holds >= 1, "the agent asked the gate to stop reading")
+	t.eq(st.held, false, "and to read again")
+	t.eq(st.waiting, 0, "nothing left waiting")
+	t.eq(c:request "ping", "ok ping", "the session goes on")
+	c:close()
+end)
+
+t.case("a client past the agent's flood limit is kicked; its requests are dropped", function()
+	local g = game.start {}
+	local c = game.login(g, "alice")
+	local before = game.stats(g)
+	c:raw(string.rep(spack(">s2", "look"), 25000))
+	t.ok(c:wait_closed(), "disconnected")
+	local kicked = false
+	local looks = 0
+	for _, m in ipairs(c.pushes) do
+		if m:match "^kick flooding" then
+			kicked = true
+		elseif m:match "^ok look" then
+			looks = looks + 1
+		end
+	end
+	t.ok(kicked, "kick flooding pushed")
+	t.ok(looks < 4096, string.format("the waiting requests were dropped (%d answered)", looks))
+	t.ok(game.wait_for(function()
+		return agents(g) == 0 and game.stats(g).online == before.online - 1
+	end), "agent gone, player offline")
+end)
+
 t.start()
