@@ -22,7 +22,8 @@
 static int
 lbuild(lua_State *L) {
 	luaL_checktype(L, 1, LUA_TTABLE);
-	sstore_pushref(L, sstore_build(L, 1, SSTORE_DATA));
+	struct sstore **slot = sstore_pushref(L, NULL);
+	*slot = sstore_build(L, 1, SSTORE_DATA);
 	return 1;
 }
 

@@ -706,6 +706,9 @@ sstore_build(lua_State *L, int idx, enum sstore_mode mode) {
 
 /* ------------------------------------------------------------ Lua binding */
 
+static void register_ref_meta(lua_State *L);
+static int ref_gc(lua_State *L);
+
 static inline void *
 handle_of(const struct sstore *s) {
 	return (void *)(uintptr_t)s->id;
@@ -722,11 +725,16 @@ sstore_pushhandle(lua_State *L, const struct sstore *s) {
 	lua_pushlightuserdata(L, handle_of(s));
 }
 
-void
+struct sstore **
 sstore_pushref(lua_State *L, struct sstore *s) {
 	struct sst_ref *r = lua_newuserdatauv(L, sizeof(*r), 0);
 	r->s = s;
-	luaL_setmetatable(L, REF_MT);
+	if (luaL_getmetatable(L, REF_MT) != LUA_TTABLE) {
+		lua_pop(L, 1);
+		register_ref_meta(L);
+	}
+	lua_setmetatable(L, -2);
+	return &r->s;
 }
 
 /* The reference userdata at idx (upvalue 1 is its metatable). */
@@ -1129,12 +1137,19 @@ lmarkdirty(lua_State *L) {
 	return 0;
 }
 
+/* Pushes the reference metatable, created on first use. */
+static void
+register_ref_meta(lua_State *L) {
+	if (luaL_newmetatable(L, REF_MT)) {
+		lua_pushcfunction(L, ref_gc);
+		lua_setfield(L, -2, "__gc");
+		lua_pushliteral(L, "sharestore reference");
+		lua_setfield(L, -2, "__name");
+	}
+}
+
 void
 sstore_register(lua_State *L) {
-	static const luaL_Reg ref_meta[] = {
-	    {"__gc", ref_gc},
-	    {NULL, NULL},
-	};
 	static const luaL_Reg funcs[] = {
 	    {"open", lopen},
 	    {"close", lclose},
@@ -1154,10 +1169,6 @@ sstore_register(lua_State *L) {
 	    {"markdirty", lmarkdirty},
 	    {NULL, NULL},
 	};
-	if (luaL_newmetatable(L, REF_MT)) {
-		luaL_setfuncs(L, ref_meta, 0);
-		lua_pushliteral(L, "sharestore reference");
-		lua_setfield(L, -2, "__name");
-	}
+	register_ref_meta(L);
 	luaL_setfuncs(L, funcs, 1); // upvalue 1: the reference metatable
 }

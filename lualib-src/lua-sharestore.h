@@ -32,10 +32,12 @@ struct sstore *sstore_build(lua_State *L, int idx, enum sstore_mode mode);
 void sstore_release(struct sstore *s);
 
 /*
- * Pushes a new reference userdata (the owner of one reference, dropped by
- * its __gc or by close) that takes over the caller's reference to s.
+ * Pushes a new reference userdata: the owner of one reference, dropped by its
+ * __gc or by close. It takes over the caller's reference to s (which may be
+ * NULL: then store the version through the returned slot later, so that a
+ * version built after the push is owned at once).
  */
-void sstore_pushref(lua_State *L, struct sstore *s);
+struct sstore **sstore_pushref(lua_State *L, struct sstore *s);
 
 /* Pushes the handle (a light userdata) naming s; no reference is taken. */
 void sstore_pushhandle(lua_State *L, const struct sstore *s);
