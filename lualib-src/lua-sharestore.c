@@ -19,28 +19,34 @@
  * computed by str_hash (readers hash their Lua key the same way). Tables
  * reached twice (shared subtables, cycles) become one node.
  *
- * Immutability. Nothing of a version changes after sstore_build returns,
- * except ref and dirty (atomics). Readers in other threads get the pointer
- * through the registry lock or through a message (the message queue's lock),
- * both of which order the build's writes before their reads.
+ * Immutability. Nothing of a version changes after sstore_build returns
+ * except dirty (an atomic; the reference count lives in the slot table).
+ * Readers in other threads get the pointer through the slot table's atomics
+ * or in a message (the message queue's lock), both of which order the
+ * build's writes before their reads.
  *
- * References. ref counts the owners: the builder's caller, each reference
- * userdata (struct sst_ref, one per version per service in practice) and the
- * raw host references of sharedata's corelib.host. The version is freed by
- * whoever drops the last one, in any thread.
+ * References. A version's reference count counts its owners: the builder's
+ * caller, each reference userdata (struct sst_ref, one per version per
+ * service in practice) and the raw host references of sharedata's
+ * corelib.host. The version is freed by whoever drops the last one, in any
+ * thread.
  *
- * Handles and the registry. Lua code names a version by a handle: a light
- * userdata whose value is the version's 64-bit serial id (never reused), not
- * its address. The registry (a chained hash id -> version, guarded by
- * REG.lock) holds every live version; open(handle) looks it up and takes a
- * reference under the lock, or answers nil once the version is gone. This is
- * what lets a service pass a handle in a message without lending a
- * reference: if the version died in between, the receiver learns it cleanly
- * instead of touching freed memory. The 1 -> 0 transition of ref happens only
- * under REG.lock (release takes the lock when it may drop the last
- * reference), together with the removal from the registry, so a lookup never
- * revives a dying version. Only O(1) work happens under the lock; the free
- * happens after unlocking.
+ * Handles and the slot table. Lua code names a version by a handle: a light
+ * userdata whose value packs a slot index and that slot's generation, not an
+ * address. SLOTS is a static table of SLOT_COUNT slots; a slot holds one
+ * 64-bit atomic word, generation (high 32 bits) and reference count (low 32
+ * bits, 0 = free slot), and the version pointer. The count lives in the
+ * slot, never freed memory, so a stale handle can be checked without
+ * touching freed memory: open(handle) raises the count with a CAS only if
+ * the word still has the handle's generation and a non-zero count, and
+ * answers nil otherwise. The CAS that takes the count to 0 hands the version
+ * to that thread, which frees it without touching the slot again; a new
+ * build claims a free slot with a CAS that bumps its generation, then
+ * stores its version pointer (read only by holders of the new generation).
+ * So a service can pass a handle in a message without lending a reference:
+ * if the version died in between, the receiver learns it cleanly. Only
+ * atomics (atomic.h), no lock: every operation is a bounded CAS loop, except
+ * the claim, which scans at most SLOT_COUNT slots from a rotating cursor.
  *
  * Building. sstore_build walks the source tables breadth-first with a queue
  * and a seen-map kept as Lua tables on the builder's stack (no C recursion,
@@ -55,7 +61,6 @@
 
 #include "atomic.h"
 #include "skynet_malloc.h"
-#include "spinlock.h"
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -124,10 +129,9 @@ struct sst_chunk {
 };
 
 struct sstore {
-	ATOM_INT ref;
 	ATOM_INT dirty;
-	uint64_t id;
-	struct sstore *next;    // registry chain, guarded by REG.lock
+	uint32_t slot;          // index in SLOTS; the count lives there
+	uint32_t gen;           // the slot's generation for this version
 	struct sst_node *nodes; // owned: nodes[0] unused, 1..nnodes
 	uint32_t nnodes;
 	uint32_t ncap;                   // allocated entries of nodes (build time)
@@ -151,27 +155,20 @@ struct sst_ref {
 	struct sstore *s;
 };
 
-/*
- * The registry: REG_BUCKETS chains of live versions, keyed by id. lock covers
- * every field and the next links of the versions in it. The bucket array is
- * static (no allocation under the lock); a chain is long only with thousands
- * of live versions. Zero-initialised: the spinlock's zero state is
- * "unlocked"; under TSan, where it is a pthread mutex, the static
- * initializer is used.
- */
-#define REG_BUCKETS 1024
-static struct {
-	struct spinlock lock;
-	struct sstore *bucket[REG_BUCKETS];
-	size_t count;
-	size_t bytes;
-	uint64_t next_id;
-} REG = {
-#ifdef SPIN_USE_MUTEX
-    .lock = {PTHREAD_MUTEX_INITIALIZER},
-#endif
-    .next_id = 1,
+/* One entry of the slot table (see the design comment). */
+struct sst_slot_entry {
+	ATOM_U64 word;        // generation << 32 | reference count
+	ATOM_POINTER version; // struct sstore *, valid while the count is not 0
 };
+
+#define SLOT_COUNT  65536
+#define WORD_GEN(w) ((uint32_t)((w) >> 32))
+#define WORD_REF(w) ((uint32_t)(w))
+
+static struct sst_slot_entry SLOTS[SLOT_COUNT];
+static ATOM_U32 SLOT_CURSOR;
+static ATOM_SIZET LIVE_COUNT; // statistics only
+static ATOM_SIZET LIVE_BYTES;
 
 /* ------------------------------------------------------------------ hashing */
 
@@ -329,73 +326,68 @@ version_free(struct sstore *s) {
 	skynet_free(s);
 }
 
-/* -------------------------------------------------------------- registry */
+/* ------------------------------------------------------------ slot table */
 
-static inline size_t
-registry_slot(uint64_t id) {
-	return (size_t)(mix64(id) & (REG_BUCKETS - 1));
+/*
+ * Gives s a slot with one reference (its builder's). Returns false when
+ * every slot is taken.
+ */
+static bool
+slot_claim(struct sstore *s) {
+	uint32_t start = ATOM_FADD(&SLOT_CURSOR, 1);
+	for (uint32_t k = 0; k < SLOT_COUNT; k++) {
+		uint32_t i = (start + k) % SLOT_COUNT;
+		struct sst_slot_entry *e = &SLOTS[i];
+		uint64_t w = ATOM_LOAD(&e->word);
+		if (WORD_REF(w) != 0)
+			continue;
+		uint32_t gen = WORD_GEN(w) + 1;
+		if (gen == 0)
+			gen = 1; // generation 0 never names a version
+		if (!ATOM_CAS(&e->word, w, ((uint64_t)gen << 32) | 1))
+			continue;
+		s->slot = i;
+		s->gen = gen;
+		ATOM_STORE(&e->version, s);
+		ATOM_FINC(&LIVE_COUNT);
+		ATOM_FADD(&LIVE_BYTES, s->bytes);
+		return true;
+	}
+	return false;
 }
 
-/* Gives s its id and makes it findable. s->ref must already count its owner. */
-static void
-registry_add(struct sstore *s) {
-	spinlock_lock(&REG.lock);
-	s->id = REG.next_id++;
-	size_t h = registry_slot(s->id);
-	s->next = REG.bucket[h];
-	REG.bucket[h] = s;
-	REG.count++;
-	REG.bytes += s->bytes;
-	spinlock_unlock(&REG.lock);
-}
-
-/* Under REG.lock. */
+/* A new reference to the live version named by (slot, gen), or NULL. */
 static struct sstore *
-registry_find(uint64_t id) {
-	struct sstore *s = REG.bucket[registry_slot(id)];
-	while (s && s->id != id)
-		s = s->next;
-	return s;
+slot_grab(uint32_t slot, uint32_t gen) {
+	if (slot >= SLOT_COUNT || gen == 0)
+		return NULL;
+	struct sst_slot_entry *e = &SLOTS[slot];
+	uint64_t w = ATOM_LOAD(&e->word);
+	for (;;) {
+		if (WORD_GEN(w) != gen || WORD_REF(w) == 0 || WORD_REF(w) == UINT32_MAX)
+			return NULL;
+		if (ATOM_CAS(&e->word, w, w + 1))
+			return ATOM_LOAD(&e->version);
+		w = ATOM_LOAD(&e->word);
+	}
 }
 
-/* Under REG.lock. */
-static void
-registry_remove(struct sstore *s) {
-	struct sstore **p = &REG.bucket[registry_slot(s->id)];
-	while (*p != s)
-		p = &(*p)->next;
-	*p = s->next;
-	REG.count--;
-	REG.bytes -= s->bytes;
-}
-
-/* A new reference to the live version with this id, or NULL. */
-static struct sstore *
-registry_grab(uint64_t id) {
-	spinlock_lock(&REG.lock);
-	struct sstore *s = registry_find(id);
-	if (s)
-		ATOM_FINC(&s->ref); // ref >= 1 here: the 1 -> 0 step needs this lock
-	spinlock_unlock(&REG.lock);
-	return s;
+/* The reference count of s (a snapshot: for getref and tests). */
+static uint32_t
+refcount(const struct sstore *s) {
+	return WORD_REF(ATOM_LOAD(&SLOTS[s->slot].word));
 }
 
 void
 sstore_release(struct sstore *s) {
-	int r = ATOM_LOAD(&s->ref);
-	while (r > 1) {
-		if (ATOM_CAS(&s->ref, r, r - 1))
-			return;
-		r = ATOM_LOAD(&s->ref);
-	}
-	/* Possibly the last reference: decide under the lock, so no lookup grabs it meanwhile. */
-	spinlock_lock(&REG.lock);
-	bool last = ATOM_FDEC(&s->ref) == 1;
-	if (last)
-		registry_remove(s);
-	spinlock_unlock(&REG.lock);
-	if (last)
-		version_free(s);
+	size_t bytes = s->bytes;
+	uint64_t w = ATOM_FSUB(&SLOTS[s->slot].word, 1);
+	if (WORD_REF(w) != 1)
+		return;
+	/* Ours now: the slot is free and nobody can grab s any more. */
+	ATOM_FSUB(&LIVE_COUNT, 1);
+	ATOM_FSUB(&LIVE_BYTES, bytes);
+	version_free(s);
 }
 
 /* ------------------------------------------------------------------ build */
@@ -698,9 +690,11 @@ sstore_build(lua_State *L, int idx, enum sstore_mode mode) {
 	lua_settop(L, top);
 	lua_closeslot(L, top);
 	lua_pop(L, 1);
-	ATOM_INIT(&s->ref, 1);
 	ATOM_INIT(&s->dirty, 0);
-	registry_add(s);
+	if (!slot_claim(s)) {
+		version_free(s);
+		luaL_error(L, "sharestore: too many live versions (%d)", SLOT_COUNT);
+	}
 	return s;
 }
 
@@ -711,13 +705,18 @@ static int ref_gc(lua_State *L);
 
 static inline void *
 handle_of(const struct sstore *s) {
-	return (void *)(uintptr_t)s->id;
+	return (void *)(uintptr_t)(((uint64_t)(s->slot + 1) << 32) | s->gen);
 }
 
-static uint64_t
-check_handle(lua_State *L, int idx) {
+/* A new reference to the version the handle at idx names, or NULL once it is gone. */
+static struct sstore *
+grab_handle_or_null(lua_State *L, int idx) {
 	luaL_checktype(L, idx, LUA_TLIGHTUSERDATA);
-	return (uint64_t)(uintptr_t)lua_touserdata(L, idx);
+	uint64_t h = (uint64_t)(uintptr_t)lua_touserdata(L, idx);
+	uint64_t slot = h >> 32;
+	if (slot == 0)
+		return NULL;
+	return slot_grab((uint32_t)(slot - 1), (uint32_t)h);
 }
 
 void
@@ -1033,7 +1032,7 @@ lfuncbytes(lua_State *L) {
 /* open(handle) -> a new reference userdata, or nil once the version is gone. */
 static int
 lopen(lua_State *L) {
-	struct sstore *s = registry_grab(check_handle(L, 1));
+	struct sstore *s = grab_handle_or_null(L, 1);
 	if (s == NULL)
 		return 0;
 	sstore_pushref(L, s);
@@ -1075,10 +1074,8 @@ lsize(lua_State *L) {
 /* stat() -> live versions in the process, their bytes. */
 static int
 lstat(lua_State *L) {
-	spinlock_lock(&REG.lock);
-	size_t count = REG.count;
-	size_t bytes = REG.bytes;
-	spinlock_unlock(&REG.lock);
+	size_t count = ATOM_LOAD(&LIVE_COUNT);
+	size_t bytes = ATOM_LOAD(&LIVE_BYTES);
 	lua_pushinteger(L, (lua_Integer)count);
 	lua_pushinteger(L, (lua_Integer)bytes);
 	return 2;
@@ -1088,7 +1085,7 @@ lstat(lua_State *L) {
 
 static struct sstore *
 grab_handle(lua_State *L, int idx) {
-	struct sstore *s = registry_grab(check_handle(L, idx));
+	struct sstore *s = grab_handle_or_null(L, idx);
 	if (s == NULL)
 		luaL_error(L, "sharestore: invalid object %p", lua_touserdata(L, idx));
 	return s;
@@ -1098,7 +1095,7 @@ grab_handle(lua_State *L, int idx) {
 static int
 lincref(lua_State *L) {
 	struct sstore *s = grab_handle(L, 1); // this grab is the new reference
-	lua_pushinteger(L, ATOM_LOAD(&s->ref));
+	lua_pushinteger(L, refcount(s));
 	return 1;
 }
 
@@ -1106,7 +1103,7 @@ lincref(lua_State *L) {
 static int
 ldecref(lua_State *L) {
 	struct sstore *s = grab_handle(L, 1);
-	int left = ATOM_LOAD(&s->ref) - 2;
+	int left = (int)refcount(s) - 2;
 	sstore_release(s);
 	sstore_release(s);
 	lua_pushinteger(L, left < 0 ? 0 : left);
@@ -1116,13 +1113,12 @@ ldecref(lua_State *L) {
 /* getref(handle) -> the reference count (not counting this call). */
 static int
 lgetref(lua_State *L) {
-	uint64_t id = check_handle(L, 1);
-	struct sstore *s = registry_grab(id);
+	struct sstore *s = grab_handle_or_null(L, 1);
 	if (s == NULL) {
 		lua_pushinteger(L, 0);
 		return 1;
 	}
-	int n = ATOM_LOAD(&s->ref) - 1;
+	int n = (int)refcount(s) - 1;
 	sstore_release(s);
 	lua_pushinteger(L, n);
 	return 1;
