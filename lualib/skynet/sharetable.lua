@@ -164,7 +164,15 @@ local function value(vs, v, x, parent, key)
 		return v
 	end
 	if x > 0 then
-		return vs.proxies[x] or new_proxy(vs, x, parent, key)
+		local p = vs.proxies[x]
+		if p == nil then
+			return new_proxy(vs, x, parent, key)
+		end
+		local st = PX[p]
+		if st.parent == nil and x ~= ROOT and parent ~= nil then
+			st.parent, st.key = parent, key -- first met as a key: now it has a path
+		end
+		return p
 	end
 	local f = vs.funcs[x]
 	if f == nil then
