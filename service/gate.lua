@@ -8,6 +8,9 @@
 -- ("socket", "data", fd, payload).
 -- A forwarded client's frames go to its agent as PTYPE_CLIENT messages with
 -- session = fd and source = client (default 0), payload without header.
+-- forward also makes the agent the connection's consumer for flow control
+-- (the connection is not read while the agent is behind); accept makes the
+-- gate the consumer again.
 local skynet = require "skynet"
 local gateserver = require "snax.gateserver"
 local netpack = require "skynet.netpack"
@@ -60,6 +63,7 @@ function CMD.forward(source, fd, client, address)
 	local c = assert(connection[fd], "gate.forward: unknown fd")
 	c.client = client or 0
 	c.agent = address or source
+	gateserver.consumer(fd, c.agent)
 	gateserver.openclient(fd)
 end
 
@@ -67,6 +71,7 @@ function CMD.accept(source, fd)
 	local c = assert(connection[fd], "gate.accept: unknown fd")
 	c.agent = nil
 	c.client = nil
+	gateserver.consumer(fd, nil)
 	gateserver.openclient(fd)
 end
 

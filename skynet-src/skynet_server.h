@@ -86,6 +86,28 @@ int skynet_context_total(void);
 /* The status the process exits with: 0, or what the last "ABORT status" set. Thread-safe. */
 int skynet_exit_status(void);
 
+/* ---- socket flow control (see skynet_socket.h and skynet_socket.c) ---- */
+
+#define SKYNET_FLOW_HIGH_MSGS  1024      // default socket_flow_high_msgs
+#define SKYNET_FLOW_HIGH_BYTES (1 << 20) // default socket_flow_high_bytes
+
+/*
+ * Set the mailbox high-water marks (messages, payload bytes; 0 turns that
+ * limit off); the low-water marks are a quarter of them. Before any thread.
+ */
+void skynet_flow_config(int high_msgs, size_t high_bytes);
+/* False when both limits are off. */
+bool skynet_flow_enabled(void);
+/* ctx's mailbox is at or above a high-water mark. Socket thread. */
+bool skynet_context_flow_high(struct skynet_context *ctx);
+/*
+ * Mark ctx: sockets were flow-paused for it. Returns false when its
+ * mailbox had already fallen to the low-water mark and the mark was taken
+ * back: the caller then resumes those sockets itself. Socket thread, with
+ * a reference on ctx.
+ */
+bool skynet_context_flow_mark(struct skynet_context *ctx);
+
 /* Process-wide setup (thread-local current handle, counters). Call once. */
 void skynet_globalinit(void);
 void skynet_globalexit(void);
