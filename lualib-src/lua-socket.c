@@ -29,6 +29,10 @@
  *                  handle's mailbox is at its high-water mark (see
  *                  skynet_socket_consumer). A gate forwarding id to an
  *                  agent names the agent.
+ *   flow_hold(n) -> count  Flow control: the calling service holds n more
+ *                  requests (negative: fewer) outside its mailbox (parked
+ *                  coroutines); they weigh like waiting messages. Returns
+ *                  the count (never below 0).
  *   send(id, payload) -> boolean    false: id is not an open socket.
  *   lsend(id, payload) -> boolean   Low priority: after the normal queue.
  *   bind(fd) -> id                  Wrap an OS fd (0 = stdin). CONNECT "binding".
@@ -229,6 +233,14 @@ static int
 lnodelay(lua_State *L) {
 	skynet_socket_nodelay(ctx_of(L), check_id(L, 1));
 	return 0;
+}
+
+static int
+lflow_hold(lua_State *L) {
+	lua_Integer n = luaL_checkinteger(L, 1);
+	luaL_argcheck(L, n >= -INT32_MAX && n <= INT32_MAX, 1, "out of range");
+	lua_pushinteger(L, skynet_socket_flow_hold(ctx_of(L), (int)n));
+	return 1;
 }
 
 static int
@@ -855,6 +867,7 @@ luaopen_skynet_socketdriver(lua_State *L) {
 	    {"udp_connect", ludp_connect},
 	    {"udp_send", ludp_send},
 	    {"consumer", lconsumer},
+	    {"flow_hold", lflow_hold},
 	    {NULL, NULL},
 	};
 	static const luaL_Reg plain[] = {

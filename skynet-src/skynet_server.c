@@ -28,7 +28,11 @@
  * (FLOW.high_*); the worker that ends a dispatch batch with the mark set
  * and the mailbox at or below the low-water mark (a quarter of the high
  * one) clears it and has the socket thread resume the service's sockets,
- * and so does the last release of a marked context. A limit of 0 is off;
+ * and so does the last release of a marked context. flow_held counts as
+ * mailbox messages: a service that parks requests (coroutines) declares
+ * them with skynet_context_flow_hold. Its mark is read with a seq-cst load
+ * after the service's own held updates, paired with the socket thread's
+ * seq-cst store of the mark before it reads flow_held. A limit of 0 is off;
  * both off disables flow control. The limits are set before any thread.
  *
  * Units: cpu_cost and cpu_start are microseconds of CLOCK_MONOTONIC (read
@@ -80,6 +84,7 @@ struct skynet_context {
 	bool reserved;      // does not count as live (the logger)
 	ATOM_INT calling;   // debug: non-zero while a worker runs the callback
 	ATOM_INT flow_mark; // 1: sockets are flow-paused for this service
+	ATOM_INT flow_held; // requests the service took out of its mailbox but still holds
 };
 
 /* Socket flow control limits of a mailbox (0: that limit is off). */
@@ -245,11 +250,28 @@ skynet_flow_enabled(void) {
 	return FLOW.high_msgs > 0 || FLOW.high_bytes > 0;
 }
 
+int
+skynet_context_flow_hold(struct skynet_context *ctx, int delta) {
+	int held = ATOM_FADD(&ctx->flow_held, delta) + delta;
+	if (held < 0) { // more released than held: a caller's bug, never a negative backlog
+		ATOM_FSUB(&ctx->flow_held, held);
+		held = 0;
+	}
+	return held;
+}
+
+/* Mailbox length plus held requests, and payload bytes. */
+static void
+flow_backlog(struct skynet_context *ctx, int *length, size_t *bytes) {
+	skynet_mq_backlog(ctx->queue, length, bytes);
+	*length += ATOM_LOAD(&ctx->flow_held);
+}
+
 bool
 skynet_context_flow_high(struct skynet_context *ctx) {
 	int length;
 	size_t bytes;
-	skynet_mq_backlog(ctx->queue, &length, &bytes);
+	flow_backlog(ctx, &length, &bytes);
 	return (FLOW.high_msgs > 0 && length >= FLOW.high_msgs) ||
 	       (FLOW.high_bytes > 0 && bytes >= FLOW.high_bytes);
 }
@@ -259,7 +281,7 @@ static bool
 flow_low(struct skynet_context *ctx) {
 	int length;
 	size_t bytes;
-	skynet_mq_backlog(ctx->queue, &length, &bytes);
+	flow_backlog(ctx, &length, &bytes);
 	return (FLOW.high_msgs == 0 || length <= FLOW.low_msgs) &&
 	       (FLOW.high_bytes == 0 || bytes <= FLOW.low_bytes);
 }
@@ -281,13 +303,14 @@ flow_relieve(struct skynet_context *ctx) {
 }
 
 /*
- * Relaxed: the mark is stored before the socket thread takes the queue
- * lock to read the mailbox, and this load follows our own pops under that
- * lock, so a mark the drained mailbox depends on is seen (skynet_socket.c).
+ * The mark is stored before the socket thread takes the queue lock to read
+ * the mailbox, and this load follows our own pops under that lock, so a
+ * mark the drained mailbox depends on is seen (skynet_socket.c); seq-cst
+ * (a plain load on x86) for flow_held, see the top comment.
  */
 static inline void
 flow_check_mark(struct skynet_context *ctx) {
-	if (ATOM_LOAD_RELAXED(&ctx->flow_mark))
+	if (ATOM_LOAD(&ctx->flow_mark))
 		flow_relieve(ctx);
 }
 

@@ -96,6 +96,14 @@ int skynet_exit_status(void);
  * limit off); the low-water marks are a quarter of them. Before any thread.
  */
 void skynet_flow_config(int high_msgs, size_t high_bytes);
+/*
+ * Add delta (negative: release) to the requests ctx took out of its
+ * mailbox but still holds (parked coroutines); they count as waiting
+ * messages for flow control. Never goes below 0. Returns the new count.
+ * Call from ctx's own callback (a release then ends in the dispatch batch
+ * that checks the low-water mark). Thread-safe.
+ */
+int skynet_context_flow_hold(struct skynet_context *ctx, int delta);
 /* False when both limits are off. */
 bool skynet_flow_enabled(void);
 /* ctx's mailbox is at or above a high-water mark. Socket thread. */

@@ -22,7 +22,8 @@
  *
  * Flow control. After a DATA message went to the owner, the socket thread
  * checks the mailbox of the socket's consumer (socket_message.consumer),
- * and then the owner's if it differs (skynet_context_flow_high). A
+ * and then the owner's if it differs (skynet_context_flow_high; requests a
+ * service declared held, skynet_socket_flow_hold, count as mail). A
  * service at or above the high-water mark gets the socket flow-paused
  * with its handle as the key, then its context is marked
  * (skynet_context_flow_mark). The worker that ends a dispatch batch of a
@@ -305,6 +306,11 @@ skynet_socket_nodelay(struct skynet_context *ctx, int id) {
 void
 skynet_socket_consumer(struct skynet_context *ctx, int id, uint32_t handle) {
 	socket_server_consumer(SOCKET_SERVER, id, (uintptr_t)handle);
+}
+
+int
+skynet_socket_flow_hold(struct skynet_context *ctx, int delta) {
+	return skynet_context_flow_hold(ctx, delta);
 }
 
 static int

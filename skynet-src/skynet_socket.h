@@ -188,6 +188,14 @@ void skynet_socket_nodelay(struct skynet_context *ctx, int id);
  * start by a new owner resets the consumer to the owner.
  */
 void skynet_socket_consumer(struct skynet_context *ctx, int id, uint32_t handle);
+/*
+ * Flow control sees mailboxes only. A service that takes requests out of
+ * its mailbox and parks them (coroutines waiting on a call or a queue)
+ * declares them: delta (+1 per parked request, -1 when it is done) is
+ * added to a count that weighs like that many waiting messages. Never
+ * below 0; returns the new count. Call from ctx's own callback.
+ */
+int skynet_socket_flow_hold(struct skynet_context *ctx, int delta);
 
 /*
  * Queue sz bytes for id at normal priority. Takes ownership of buffer on

@@ -1801,6 +1801,36 @@ node_connection_waits_for_its_consumer(int *failed) {
 	node_flow_stop(thread, lid);
 }
 
+/*
+ * Requests a service holds outside its mailbox weigh like mail: with 4
+ * held, one DATA message reaches the high-water mark (4); once released
+ * and the mailbox run, reading resumes.
+ */
+static void
+node_held_requests_count_as_mail(int *failed) {
+	const struct skynet_module holder = {.name = "holder", .init = holder_init};
+	pthread_t thread;
+	node_flow_start(&holder, &thread, 4, 0);
+	struct skynet_context *ctx = fixture_service("holder", NULL);
+	int lid, fd;
+	int id = node_connection(ctx, &lid, &fd);
+	TT_CHECK(id >= 0);
+	TT_CHECK(skynet_socket_flow_hold(ctx, 4) == 4);
+	TT_CHECK(send(fd, "a", 1, 0) == 1);
+	TT_CHECK(wait_flow_paused(id, true));
+	TT_CHECK(send(fd, "b", 1, 0) == 1);
+	TT_CHECK(!wait_queued_ms(ctx, 2, QUIET_MS));
+	TT_CHECK(skynet_socket_flow_hold(ctx, -3) == 1);
+	skynet_context_dispatchall(ctx); // 1 held + 0 waiting: at the low-water mark
+	TT_CHECK(holder_got("a"));
+	TT_CHECK(run_queued(ctx, 1));
+	TT_CHECK(holder_got("b"));
+	TT_CHECK(skynet_socket_flow_hold(ctx, -10) == 0); // never below 0
+	close(fd);
+	TT_CHECK(run_queued(ctx, 1)); // CLOSE
+	node_flow_stop(thread, lid);
+}
+
 int
 main(void) {
 	signal(SIGPIPE, SIG_IGN);
@@ -1830,6 +1860,7 @@ main(void) {
 	TT_RUN(accepts_dropped_with_their_service_are_closed);
 	TT_RUN(node_connection_waits_for_its_owner);
 	TT_RUN(node_connection_waits_for_its_consumer);
+	TT_RUN(node_held_requests_count_as_mail);
 	skynet_globalexit();
 	return tt_summary();
 }
