@@ -12,7 +12,9 @@
 -- game gate, so a browser player is a client like any terminal client: one
 -- text message per request, one message per answer or push, the same
 -- world. Messages longer than max_request + 64 bytes close the WebSocket
--- with 1009; what the gate sends is relayed as it comes.
+-- with 1009; what the gate sends is relayed as it comes. While the gate
+-- connection has unsent data past the socket warning mark, the browser's
+-- WebSocket is not read.
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 local server = require "http.server"
@@ -83,6 +85,18 @@ local function bridge(req)
 	if not fd then
 		return 502, "the game server is not reachable\n"
 	end
+	-- Back-pressure: while the gate has not taken what was written to it
+	-- (socket.warning), the session stops reading the browser, whose bytes
+	-- then wait in its socket (paused at 128 KB) and in the kernel.
+	local held, waiting = false, nil
+	socket.warning(fd, function(_, kb)
+		held = kb > 0
+		if not held and waiting then
+			local co = waiting
+			waiting = nil
+			skynet.wakeup(co)
+		end
+	end)
 	local handle = {
 		handshake = function(id)
 			skynet.fork(relay_from_gate, fd, id)
@@ -92,6 +106,10 @@ local function bridge(req)
 				return
 			end
 			socket.write(fd, spack(">s2", data))
+			while held and not socket.disconnected(fd) do
+				waiting = coroutine.running()
+				skynet.wait(waiting)
+			end
 		end,
 		close = function()
 			socket.close(fd)

@@ -165,6 +165,7 @@ function onPush(msg) {
 function onMessage(ev) {
   const msg = String(ev.data);
   if (msg.startsWith("ok ") || msg.startsWith("err ")) onAnswer(msg); else onPush(msg);
+  panel();
 }
 
 function connect(name) {

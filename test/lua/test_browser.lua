@@ -125,7 +125,7 @@ local function browser_case()
 		return
 	end
 	local g = game.start { monster_count = 1, monster_spots = "5,3", monster_hp = 10,
-		monster_attack_cs = 0, player_spot = "5,5" }
+		monster_attack_cs = 360000, player_spot = "5,5" }
 	local web = skynet.newservice("svc_game_svc", "webgate")
 	local _, wport = skynet.call(web, "lua", "start", { web_address = "127.0.0.1", web_port = 0,
 		gate_address = "127.0.0.1", gate_port = g.port, max_request = 256, root = "examples/web" })
@@ -160,7 +160,9 @@ local function browser_case()
 		return c:eval(session, "arena.kills === 1 && arena.monsters.m1 && arena.monsters.m1.dead")
 	end, 500, "the kill")
 	t.eq(c:eval(session, "arena.gold"), 5, "gold for the kill")
-	t.eq(c:eval(session, "document.getElementById('quest').textContent"), "1/3")
+	wait(function()
+		return c:eval(session, "document.getElementById('quest').textContent === '1/3'")
+	end, 300, "the quest in the panel")
 	term:expect("^die m1 web")
 
 	-- "1" casts shield: a live countdown in the panel
@@ -180,8 +182,10 @@ local function browser_case()
 	wait(function()
 		return c:eval(session, "arena.log.some(l => l === '[chat] term: hello web')")
 	end, 500, "the chat line")
-	t.eq(c:eval(session, "arena.hp"), 100)
-	t.eq(c:eval(session, "document.getElementById('hp').textContent"), "100/100")
+	wait(function()
+		return c:eval(session, "document.getElementById('hp').textContent === arena.hp + '/100'"
+			.. " && arena.hp > 0")
+	end, 300, "hp in the panel")
 
 	local shot = c:call("Page.captureScreenshot", { format = "png" }, session)
 	local png = crypt.base64decode(shot.data)
