@@ -71,7 +71,7 @@ end
 -- Serves fd until it closes; returns true when the handler took it over.
 local function serve(fd, addr, opt, ifc)
 	if ifc.init then
-		local cancel = sockethelper.deadline(fd, opt.timeout)
+		local cancel = sockethelper.deadline(fd, opt.timeout, "tls handshake with " .. addr)
 		local ok, err = pcall(ifc.init)
 		cancel()
 		if not ok then
@@ -81,9 +81,12 @@ local function serve(fd, addr, opt, ifc)
 	end
 	local read, write = ifc.read, ifc.write
 	while true do
+		-- an idle keep-alive connection is closed quietly at the deadline
 		local cancel = sockethelper.deadline(fd, opt.timeout)
 		local code, target, method, header, body, version = httpd.read_request(read, opt.bodylimit)
-		cancel()
+		if cancel() and target == sockethelper.socket_error then
+			return false
+		end
 		if code == nil then
 			if target ~= sockethelper.socket_error then
 				httpd.write_response(write, 400, "bad request line\n", { connection = "close" })

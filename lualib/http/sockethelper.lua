@@ -154,12 +154,16 @@ end
 
 -- Arms a timer that closes fd after cs centiseconds unless the returned
 -- cancel function is called first: a blocked read then raises
--- socket_error. cancel() returns true when the deadline had passed.
-function M.deadline(fd, cs)
+-- socket_error. cancel() returns true when the deadline had passed. With
+-- `what` (a text) the close is logged naming it.
+function M.deadline(fd, cs, what)
 	local fired = false
 	local obj = skynet.timeout(cs, function()
 		fired = true
-		skynet.error(sformat("http.sockethelper: deadline of %d cs passed, closing fd = %d", cs, fd))
+		if what then
+			skynet.error(sformat("http.sockethelper: %s: no progress in %d cs, closing fd = %d", what,
+				cs, fd))
+		end
 		socket.close(fd)
 	end)
 	return function()
