@@ -23,16 +23,26 @@ skynet.start(function()
 			skynet.error("warn: main: no debug console (service/debug_console.lua missing?)")
 		end
 	end
+	-- The web front and the metrics are extras: a port already taken is
+	-- logged and the game runs on without them.
 	if s.web_port > 0 then
-		local web = skynet.newservice("webgate")
-		local waddr, wport = skynet.call(web, "lua", "start", {
-			web_address = s.web_address, web_port = s.web_port, gate_address = s.gate_address,
-			gate_port = port, max_request = s.max_request, maxclient = s.maxclient,
-		})
-		skynet.error(string.format("browser arena on http://%s:%d/", waddr, wport))
+		local ok, err = pcall(function()
+			local web = skynet.newservice("webgate")
+			local waddr, wport = skynet.call(web, "lua", "start", {
+				web_address = s.web_address, web_port = s.web_port, gate_address = s.gate_address,
+				gate_port = port, max_request = s.max_request, maxclient = s.maxclient,
+			})
+			skynet.error(string.format("browser arena on http://%s:%d/", waddr, wport))
+		end)
+		if not ok then
+			skynet.error("warn: main: no browser arena: " .. tostring(err))
+		end
 	end
 	if s.metrics_port > 0 then
-		skynet.newservice("metrics", "127.0.0.1", s.metrics_port)
+		local ok, err = pcall(skynet.newservice, "metrics", "127.0.0.1", s.metrics_port)
+		if not ok then
+			skynet.error("warn: main: no metrics endpoint: " .. tostring(err))
+		end
 	end
 	skynet.error(string.format("demo: play with `make client` (or: lua5.4 examples/client.lua"
 		.. " 127.0.0.1 %d); Ctrl-C stops the server", port))
