@@ -420,8 +420,25 @@ local function read_results(sock, compact, binary, flag)
 	return true, all
 end
 
+-- Wraps a response function: a decoding error that is not already a
+-- "mysql: ..." text or the socket error (a string.unpack on a short
+-- packet, say) becomes "mysql: malformed packet (...)".
+local function guarded(f)
+	return function(...)
+		local r = table.pack(pcall(f, ...))
+		if r[1] then
+			return table.unpack(r, 2, r.n)
+		end
+		local err = r[2]
+		if err == sc.error or (type(err) == "string" and err:find("^mysql: ")) then
+			error(err, 0)
+		end
+		error("mysql: malformed packet (" .. tostring(err) .. ")", 0)
+	end
+end
+
 mysql.wire = { read_packet = read_packet, compose_packet = compose_packet,
-	read_results = read_results }
+	read_results = guarded(read_results) }
 
 ---------------------------------------------------------------- login
 
@@ -542,7 +559,7 @@ local function parse_greeting(data)
 	return g
 end
 
-mysql.wire.parse_greeting = parse_greeting
+mysql.wire.parse_greeting = guarded(parse_greeting)
 
 local function login_error(data)
 	local e = parse_err(data)
@@ -552,7 +569,7 @@ end
 -- Reads the server's answers to the login until OK, answering auth
 -- switches and the caching_sha2_password fast-auth notice.
 local function auth_reader(password, scramble, plugin)
-	return function(sock)
+	return guarded(function(sock)
 		while true do
 			local data, seq = read_packet(sock)
 			local kind = sbyte(data, 1)
@@ -579,7 +596,7 @@ local function auth_reader(password, scramble, plugin)
 				fail("unexpected packet type %d during login", kind)
 			end
 		end
-	end
+	end)
 end
 
 local function login_packet(opts, g, seq)
@@ -663,9 +680,9 @@ function command:server_ver()
 end
 
 local function query_reader(self, binary, flag)
-	return function(sock)
+	return guarded(function(sock)
 		return read_results(sock, self.compact, binary, flag)
-	end
+	end)
 end
 
 function command:query(sql)
@@ -673,7 +690,7 @@ function command:query(sql)
 		query_reader(self, false, "multiresultset"))
 end
 
-local function ok_reader(sock)
+local ok_reader = guarded(function(sock)
 	local data = read_packet(sock)
 	local kind = sbyte(data, 1)
 	if kind == 0xff then
@@ -682,7 +699,7 @@ local function ok_reader(sock)
 		fail("unexpected packet type %d while ok packet is expected", kind or -1)
 	end
 	return true, (parse_ok(data))
-end
+end)
 
 function command:ping()
 	return self.sockchannel:request(compose_packet(schar(COM_PING), 0), ok_reader)
@@ -690,7 +707,7 @@ end
 
 ---------------------------------------------------------------- statements
 
-local function prepare_reader(sock)
+local prepare_reader = guarded(function(sock)
 	local data = read_packet(sock)
 	local kind = sbyte(data, 1)
 	if kind == 0xff then
@@ -714,7 +731,7 @@ local function prepare_reader(sock)
 		stmt.fields = assert(read_fields(sock, nfields))
 	end
 	return true, stmt
-end
+end)
 
 function command:prepare(sql)
 	return self.sockchannel:request(compose_packet(schar(COM_STMT_PREPARE) .. sql, 0),
