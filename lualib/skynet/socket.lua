@@ -37,6 +37,10 @@
 -- Lua rather than socketdriver's C helpers for that resumable search, and
 -- so that unread input counts in the service's own heap (and memlimit).
 --
+-- Names: socket.open resolves a host name with skynet.dns (hosts file, then
+-- DNS queries on a UDP socket of this service), so the lookup only suspends
+-- the calling coroutine; the driver gets IP addresses and tries them in order.
+--
 -- Back pressure: while nobody is blocked reading, a socket holding more
 -- than PAUSE_LIMIT unread bytes is paused; reading resumes as soon as a
 -- coroutine blocks on it again. Sends never block: the socket thread
@@ -57,6 +61,7 @@ local skynet_wait = skynet.wait
 local PAUSE_LIMIT <const> = 128 * 1024
 local MERGE_BELOW <const> = 4096
 local DEFAULT_BACKLOG <const> = 32
+local NAME_RETRY_CS <const> = 1000 -- an IPv4 lookup slower than this is not followed by IPv6
 
 local socket = {}
 local sockets = {} -- id -> state
@@ -451,13 +456,58 @@ end
 
 ---------------------------------------------------------------- TCP
 
-function socket.open(host, port)
-	host, port = address("open", host, port)
-	local id, err = driver.connect(host, port)
+local function connect_ip(ip, port)
+	local id, err = driver.connect(ip, port)
 	if not id then
 		return nil, err or "connect failed"
 	end
 	return confirm(new_state(id))
+end
+
+-- A host name is resolved by skynet.dns (hosts file, then DNS over UDP
+-- through the socket thread: this coroutine yields, no thread blocks),
+-- IPv4 addresses first, then IPv6; each address is tried in order.
+local function connect_name(host, port)
+	local dns = require "skynet.dns" -- here: skynet.dns itself uses this module
+	local lists = {}
+	local why
+	local started = skynet.now()
+	for _, ipv6 in ipairs { false, true } do
+		local ok, ip, ips = pcall(dns.resolve, host, ipv6)
+		if ok and ip then
+			lists[#lists + 1] = ips or { ip }
+			break
+		end
+		why = why or (ok and ips or ip)
+		if skynet.now() - started >= NAME_RETRY_CS then
+			break -- the servers do not answer: asking for IPv6 would only wait again
+		end
+	end
+	if #lists == 0 then
+		return nil, sformat("resolve %s: %s", host, tostring(why))
+	end
+	local err
+	for _, ip in ipairs(lists[1]) do
+		local id
+		id, err = connect_ip(ip, port)
+		if id then
+			return id
+		end
+	end
+	return nil, err
+end
+
+local function is_literal(host)
+	return type(host) ~= "string" or host == "" or host:match "^[%d%.]+$" or
+		host:find(":", 1, true)
+end
+
+function socket.open(host, port)
+	host, port = address("open", host, port)
+	if is_literal(host) then
+		return connect_ip(host, port)
+	end
+	return connect_name(host, port)
 end
 
 socket.connect = socket.open
