@@ -419,6 +419,7 @@ t.case("flush: catches up and collects", function()
 end)
 
 t.case("old versions are released as soon as every reader has switched", function()
+	t.quiesce() -- readers of earlier cases finish exiting (and releasing) first
 	local base = live()
 	sharedata.new("sd.rel", { a = { 1 }, b = { 2 } })
 	t.eq(live(), base + 1, "one version")
@@ -444,6 +445,7 @@ t.case("old versions are released as soon as every reader has switched", functio
 end)
 
 t.case("a deleted version lives while a reader holds it, then goes", function()
+	t.quiesce()
 	local base = live()
 	sharedata.new("sd.held", { x = 1 })
 	local r = reader()
@@ -457,6 +459,7 @@ t.case("a deleted version lives while a reader holds it, then goes", function()
 end)
 
 t.case("readers that exit mid-update leave nothing behind", function()
+	t.quiesce()
 	local base = live()
 	sharedata.new("sd.exit", { x = 0 })
 	local n = t.under_tsan and 4 or 12
