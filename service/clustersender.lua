@@ -73,7 +73,9 @@ local function target(addr)
 end
 
 local function describe(addr)
-	if type(addr) == "number" then
+	if addr == 0 then
+		return "the name query"
+	elseif type(addr) == "number" then
 		return skynet.address(addr)
 	end
 	return tostring(addr)

@@ -44,6 +44,10 @@ local function resolve(node)
 	if not ok then
 		s, reason = nil, "clusterd failed (" .. tostring(s) .. ")"
 	end
+	if s == nil and task_queue[node] == q then
+		-- a call made after this failure is reported gets a new attempt
+		task_queue[node] = nil
+	end
 	local i = 1
 	while q[i] do
 		local item = q[i]
@@ -66,8 +70,8 @@ local function resolve(node)
 			end
 		end
 	end
-	task_queue[node] = nil
 	if s then
+		task_queue[node] = nil
 		senders[node] = s
 	end
 end
