@@ -6,6 +6,7 @@
 --   PING(v), SET(k, v) record v (or k and #v) for pushes: log() takes them
 --   whoami() -> identity          size(s) -> #s         exit() exits
 --   call(node, address, ...) -> cluster.call from here (the other direction)
+--   spawn() -> a new svc_cluster_target    abort() stops the node
 local skynet = require "skynet"
 
 local identity = ...
@@ -72,6 +73,10 @@ function CMD.size(s)
 	return #s
 end
 
+function CMD.spawn()
+	return skynet.newservice("svc_cluster_target", "spawned")
+end
+
 function CMD.call(node, address, ...)
 	local cluster = require "skynet.cluster"
 	return cluster.call(node, address, ...)
@@ -81,6 +86,8 @@ skynet.start(function()
 	skynet.dispatch("lua", function(session, _, cmd, ...)
 		if cmd == "EMPTY" then
 			return skynet.ret()
+		elseif cmd == "abort" then
+			return skynet.abort()
 		elseif cmd == "exit" then
 			skynet.retpack(true)
 			return skynet.exit()
