@@ -4,30 +4,19 @@
 -- in request order; game requests go to the world.
 --
 -- Back-pressure: frames wait in a FIFO of strings served by one coroutine
--- (not one parked coroutine each). At PAUSE_AT waiting frames the agent asks
--- the gate to stop reading the client, at RESUME_AT it asks it to read
--- again; what the client sends meanwhile waits in the kernel, so a client
--- that pipelines without reading slows down instead of filling the node.
--- The FIFO can still grow by what the gate had already read; past
--- FLOOD_LIMIT waiting frames the client is kicked. Frames still waiting
--- when the session closes (kick, idle, disconnect) are dropped unanswered.
---
--- Two timers of the session, both visible to the player:
---   * the idle kick: a skynet.timeout of idle_kick_cs, cancelled and re-armed
---     on every frame (skynet.killthread: exactly one pending at any time);
---     when it fires the client gets "kick idle" and is disconnected;
---   * the online-time reward: every reward_cs of time logged in, reward_gold
---     gold. The progress towards the next reward is saved in the world when
---     the session ends, so a reconnect resumes it.
---
--- However the agent ends (it exits after a disconnect, it is killed from the
--- debug console, ...), its Lua state is closed, and closing it runs the
--- finalizer of the agent's last will: it logs the player out of the world
--- (if that was not done already) and tells the watchdog ("gone"), which
--- closes the client's connection when the client is still attached to this
--- agent. Nothing else in the node reports a killed service's end.
+-- (not one parked coroutine each), so one request is in flight at a time.
+-- Each waiting frame is declared to the framework's flow control
+-- (socketdriver.flow_hold): the gate names this agent as the consumer of
+-- the client's connection, so once the waiting frames and the mailbox
+-- reach socket_flow_high_msgs the connection stops being read and the
+-- client's further bytes wait in the kernel; reading resumes as the FIFO
+-- drains. Frames the gate had already read when that happened still
+-- arrive; past FLOOD_LIMIT waiting frames the client is kicked. Frames
+-- still waiting when the session closes (kick, idle, disconnect) are
+-- dropped unanswered.
 local skynet = require "skynet"
 local socket = require "skynet.socket"
+local driver = require "skynet.socketdriver"
 local proto = require "proto"
 
 local sformat = string.format
@@ -42,14 +31,23 @@ local reward_obj -- the pending reward timeout
 local reward_due -- skynet.now() of the next reward
 local closing = false
 
-local PAUSE_AT <const> = 32 -- waiting frames: ask the gate to stop reading
-local RESUME_AT <const> = 8 -- ... and to read again
 local FLOOD_LIMIT <const> = 4096 -- waiting frames: kick the client
 local fifo = { h = 1, t = 0 } -- frames not handled yet: fifo[h..t]
 local serving = false -- a coroutine is working through the FIFO
-local held = false -- the gate was asked to stop reading the client
-local holds = 0 -- how often (for tests)
 local most_waiting = 0 -- the longest the FIFO was (for tests)
+
+local function waiting()
+	return fifo.t - fifo.h + 1
+end
+
+-- Drops every waiting frame (and its weight in flow control).
+local function drop_waiting()
+	local n = waiting()
+	fifo = { h = 1, t = 0 }
+	if n > 0 then
+		driver.flow_hold(-n)
+	end
+end
 
 local CMD = {}
 local LOCAL = {} -- requests answered here
@@ -67,7 +65,7 @@ local function kick(reason)
 	end
 	write("kick " .. reason)
 	closing = true
-	fifo = { h = 1, t = 0 }
+	drop_waiting()
 	skynet.send(watchdog, "lua", "close", fd)
 end
 
@@ -199,20 +197,6 @@ local function on_frame(msg)
 	end
 end
 
-local function waiting()
-	return fifo.t - fifo.h + 1
-end
-
-local function hold(on)
-	if held ~= on and not closing then
-		held = on
-		if on then
-			holds = holds + 1
-		end
-		skynet.send(gate, "lua", on and "pause" or "resume", fd)
-	end
-end
-
 local function serve()
 	serving = true
 	while not closing and waiting() > 0 do
@@ -220,9 +204,7 @@ local function serve()
 		local msg = fifo[h]
 		fifo[h] = nil
 		fifo.h = h + 1
-		if held and waiting() <= RESUME_AT then
-			hold(false)
-		end
+		driver.flow_hold(-1)
 		on_frame(msg)
 	end
 	serving = false
@@ -240,6 +222,7 @@ skynet.register_protocol {
 		local t = fifo.t + 1
 		fifo[t] = msg
 		fifo.t = t
+		driver.flow_hold(1)
 		local n = waiting()
 		if n > most_waiting then
 			most_waiting = n
@@ -247,9 +230,6 @@ skynet.register_protocol {
 		if n > FLOOD_LIMIT then
 			kick(sformat("flooding (more than %d requests waiting)", FLOOD_LIMIT))
 			return
-		end
-		if n >= PAUSE_AT then
-			hold(true)
 		end
 		if not serving then
 			serve()
@@ -278,7 +258,7 @@ end
 -- The client is gone (closed, kicked or failed): save and exit.
 function CMD.disconnect()
 	closing = true
-	fifo = { h = 1, t = 0 }
+	drop_waiting()
 	if name then
 		local progress = stop_reward()
 		skynet.send(world, "lua", "logout", name, progress)
@@ -291,8 +271,7 @@ end
 -- the FIFO of waiting requests.
 function CMD.stats()
 	return {
-		timers = skynet.stat "timers", name = name, waiting = waiting(), held = held, holds = holds,
-		most_waiting = most_waiting,
+		timers = skynet.stat "timers", name = name, waiting = waiting(), most_waiting = most_waiting,
 	}
 end
 

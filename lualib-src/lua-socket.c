@@ -24,6 +24,15 @@
  *   close(id)      Close once queued output is sent. CLOSE follows.
  *   shutdown(id)   Close now, dropping queued output. CLOSE follows.
  *   nodelay(id)    TCP_NODELAY.
+ *   consumer(id, handle)  Flow control: handle (an integer; 0 or nil = the
+ *                  owner) consumes id's data, so id stops being read while
+ *                  handle's mailbox is at its high-water mark (see
+ *                  skynet_socket_consumer). A gate forwarding id to an
+ *                  agent names the agent.
+ *   flow_hold(n) -> count  Flow control: the calling service holds n more
+ *                  requests (negative: fewer) outside its mailbox (parked
+ *                  coroutines); they weigh like waiting messages. Returns
+ *                  the count (never below 0).
  *   send(id, payload) -> boolean    false: id is not an open socket.
  *   lsend(id, payload) -> boolean   Low priority: after the normal queue.
  *   bind(fd) -> id                  Wrap an OS fd (0 = stdin). CONNECT "binding".
@@ -36,8 +45,11 @@
  *   udp_address(from) -> ip, port   Decode such an address (raises on junk).
  *   info() -> { {id=, type="LISTEN"|"TCP"|"UDP"|"BIND", address=owner handle,
  *                read=, write=, rtime=, wtime=, wbuffer=, reading=, writing=,
- *                closing=, peer="ip:port" | sock="ip:port" (listen, udp: the
- *                bound address)}, ... }
+ *                closing=, flow_paused=, flow_pauses=, consumer= (only when
+ *                one was named), peer="ip:port" | sock="ip:port" (listen,
+ *                udp: the bound address)}, ... }
+ *       reading: the owner wants input; flow_paused: not read because the
+ *       consumer (or owner) is behind; flow_pauses: how often that happened.
  *       rtime/wtime: skynet.now() of the last read/write (0: never).
  *   resolve(host) -> { ip, ... }    getaddrinfo in the caller (blocks this
  *                                   worker on DNS); raises the resolver error.
@@ -220,6 +232,23 @@ lshutdown(lua_State *L) {
 static int
 lnodelay(lua_State *L) {
 	skynet_socket_nodelay(ctx_of(L), check_id(L, 1));
+	return 0;
+}
+
+static int
+lflow_hold(lua_State *L) {
+	lua_Integer n = luaL_checkinteger(L, 1);
+	luaL_argcheck(L, n >= -INT32_MAX && n <= INT32_MAX, 1, "out of range");
+	lua_pushinteger(L, skynet_socket_flow_hold(ctx_of(L), (int)n));
+	return 1;
+}
+
+static int
+lconsumer(lua_State *L) {
+	int id = check_id(L, 1);
+	lua_Integer handle = luaL_optinteger(L, 2, 0);
+	luaL_argcheck(L, handle >= 0 && handle <= UINT32_MAX, 2, "bad service handle");
+	skynet_socket_consumer(ctx_of(L), id, (uint32_t)handle);
 	return 0;
 }
 
@@ -422,7 +451,7 @@ info_type_name(int type) {
 
 static void
 push_info(lua_State *L, const struct skynet_socket_info *si) {
-	lua_createtable(L, 0, 13);
+	lua_createtable(L, 0, 16);
 	lua_pushinteger(L, si->id);
 	lua_setfield(L, -2, "id");
 	lua_pushstring(L, info_type_name(si->type));
@@ -445,6 +474,14 @@ push_info(lua_State *L, const struct skynet_socket_info *si) {
 	lua_setfield(L, -2, "writing");
 	lua_pushboolean(L, si->closing);
 	lua_setfield(L, -2, "closing");
+	lua_pushboolean(L, si->flow_paused);
+	lua_setfield(L, -2, "flow_paused");
+	lua_pushinteger(L, (lua_Integer)si->flow_pauses);
+	lua_setfield(L, -2, "flow_pauses");
+	if (si->consumer != 0) {
+		lua_pushinteger(L, si->consumer);
+		lua_setfield(L, -2, "consumer");
+	}
 	if (si->name[0] != '\0') {
 		lua_pushstring(L, si->name);
 		bool bound = si->type == SKYNET_SOCKET_INFO_LISTEN || si->type == SKYNET_SOCKET_INFO_UDP;
@@ -814,14 +851,24 @@ LUAMOD_API int
 luaopen_skynet_socketdriver(lua_State *L) {
 	luaL_checkversion(L);
 	static const luaL_Reg net[] = {
-	    {"connect", lconnect},   {"listen", llisten},
-	    {"start", lstart},       {"pause", lpause},
-	    {"close", lclose},       {"shutdown", lshutdown},
-	    {"nodelay", lnodelay},   {"send", lsend},
-	    {"lsend", llsend},       {"bind", lbind},
-	    {"udp", ludp},           {"udp_listen", ludp_listen},
-	    {"udp_dial", ludp_dial}, {"udp_connect", ludp_connect},
-	    {"udp_send", ludp_send}, {NULL, NULL},
+	    {"connect", lconnect},
+	    {"listen", llisten},
+	    {"start", lstart},
+	    {"pause", lpause},
+	    {"close", lclose},
+	    {"shutdown", lshutdown},
+	    {"nodelay", lnodelay},
+	    {"send", lsend},
+	    {"lsend", llsend},
+	    {"bind", lbind},
+	    {"udp", ludp},
+	    {"udp_listen", ludp_listen},
+	    {"udp_dial", ludp_dial},
+	    {"udp_connect", ludp_connect},
+	    {"udp_send", ludp_send},
+	    {"consumer", lconsumer},
+	    {"flow_hold", lflow_hold},
+	    {NULL, NULL},
 	};
 	static const luaL_Reg plain[] = {
 	    {"udp_address", ludp_address},

@@ -82,6 +82,9 @@ logger_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t 
 		reopen(inst);
 		break;
 	case PTYPE_TEXT:
+		// One line is one locked stdio sequence, so output another thread
+		// writes to the same stream (a Lua print) cannot land inside it.
+		flockfile(inst->handle);
 		if (inst->filename != NULL)
 			write_stamp(inst->handle);
 		fprintf(inst->handle, "[:%08x] ", source);
@@ -89,6 +92,7 @@ logger_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t 
 			fwrite(msg, 1, sz, inst->handle);
 		fputc('\n', inst->handle);
 		fflush(inst->handle);
+		funlockfile(inst->handle);
 		break;
 	default:
 		break;

@@ -2,7 +2,9 @@
 -- (spec 7.5). newservice("debug_console", [ip,] port) listens on ip
 -- (default 127.0.0.1) and logs "Start debug console at ip:port". Port 0
 -- takes a free port; the log line and the `lua` request ADDRESS (replies
--- ip, port) tell which.
+-- ip, port) tell which. The `lua` request STATS replies { yields = batches
+-- of lines that ended in a yield, closed = connections closed at the input
+-- limit } (for tests).
 --
 -- Per connection: "Welcome to skynet console", then one command per line
 -- (LF, an optional CR is dropped), split on whitespace; the first word names
@@ -592,6 +594,8 @@ end
 -- other connections every BATCH_LINES lines, and returns false (after a log
 -- line) once the connection sent more than RATE_LINES lines within one
 -- second: such a connection is closed.
+local stats = { yields = 0, closed = 0 } -- batches ended by a yield, connections closed at the limit
+
 local function input_limit(fd, addr)
 	local lines, batch, second = 0, 0, skynet.now() // 100
 	return function()
@@ -601,6 +605,7 @@ local function input_limit(fd, addr)
 		end
 		lines = lines + 1
 		if lines > RATE_LINES then
+			stats.closed = stats.closed + 1
 			skynet.error(string.format(
 				"debug_console: %s sent more than %d lines within one second; closing it",
 				addr or ("fd " .. fd), RATE_LINES))
@@ -609,6 +614,7 @@ local function input_limit(fd, addr)
 		batch = batch + 1
 		if batch >= BATCH_LINES then
 			batch = 0
+			stats.yields = stats.yields + 1
 			skynet.yield()
 		end
 		return true
@@ -722,6 +728,8 @@ skynet.start(function()
 	skynet.dispatch("lua", function(_, _, cmd)
 		if cmd == "ADDRESS" then
 			skynet.retpack(listen_ip, listen_port)
+		elseif cmd == "STATS" then
+			skynet.retpack(stats)
 		else
 			error(string.format("debug_console: unknown command (%s)", tostring(cmd)))
 		end

@@ -1,15 +1,16 @@
 -- gate: the standard client gate (spec 7.6), built on snax.gateserver.
 --
 -- Commands (lua protocol, each replied to): open(conf) -> address, port;
--- close(); forward(fd, client, address); accept(fd); kick(fd); pause(fd)
--- (stop reading the client) and resume(fd), for an agent with enough of
--- the client's requests waiting (sends are fine: they return nothing).
+-- close(); forward(fd, client, address); accept(fd); kick(fd).
 -- Notices to the watchdog (lua sends, no reply): ("socket", "open", fd,
 -- "ip:port"), ("socket", "close", fd), ("socket", "error", fd, text),
 -- ("socket", "warning", fd, kb) and, for a client without an agent,
 -- ("socket", "data", fd, payload).
 -- A forwarded client's frames go to its agent as PTYPE_CLIENT messages with
 -- session = fd and source = client (default 0), payload without header.
+-- forward also makes the agent the connection's consumer for flow control
+-- (the connection is not read while the agent is behind); accept makes the
+-- gate the consumer again.
 local skynet = require "skynet"
 local gateserver = require "snax.gateserver"
 local netpack = require "skynet.netpack"
@@ -62,6 +63,7 @@ function CMD.forward(source, fd, client, address)
 	local c = assert(connection[fd], "gate.forward: unknown fd")
 	c.client = client or 0
 	c.agent = address or source
+	gateserver.consumer(fd, c.agent)
 	gateserver.openclient(fd)
 end
 
@@ -69,14 +71,7 @@ function CMD.accept(source, fd)
 	local c = assert(connection[fd], "gate.accept: unknown fd")
 	c.agent = nil
 	c.client = nil
-	gateserver.openclient(fd)
-end
-
-function CMD.pause(source, fd)
-	gateserver.pauseclient(fd)
-end
-
-function CMD.resume(source, fd)
+	gateserver.consumer(fd, nil)
 	gateserver.openclient(fd)
 end
 

@@ -13,6 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A non-negative integer key (its default written back); exits on a negative value. */
+static int
+config_count(const char *key, int opt) {
+	int v = skynet_optint(key, opt);
+	if (v < 0) {
+		fprintf(stderr, "skynet: config: %s must be 0 or more (got %d)\n", key, v);
+		exit(1);
+	}
+	return v;
+}
+
 static void
 usage(void) {
 	fprintf(stderr, "Usage: skynet configfilename\n");
@@ -65,6 +76,10 @@ main(int argc, char *argv[]) {
 		fprintf(stderr, "skynet: config: timer must be \"real\" or \"virtual\" (got %s)\n", timer);
 		return 1;
 	}
+
+	config.flow_high_msgs = config_count("socket_flow_high_msgs", SKYNET_FLOW_HIGH_MSGS);
+	config.flow_high_bytes = (size_t)config_count("socket_flow_high_bytes", SKYNET_FLOW_HIGH_BYTES);
+	config.output_limit = (size_t)config_count("socket_output_limit", 16 << 20);
 
 	int status = skynet_start(&config);
 	skynet_env_exit();

@@ -14,6 +14,14 @@
  * Messages from one sender to one receiver keep their order because each
  * push appends under the queue's lock and one worker pops in order.
  *
+ * Bytes: each queue also counts the payload bytes of its pending messages
+ * (the low 56 bits of sz; a PTYPE_SOCKET DATA or UDP message adds the
+ * byte count of the buffer it carries, since its payload is only the
+ * header). The count is kept under the queue's lock by push and pop, reads
+ * the same message at both ends, saturates at 0 and is reset when a pop
+ * finds the queue empty, so a message whose header was changed while it
+ * was queued cannot make it drift. Socket flow control reads it.
+ *
  * Overload: after a pop, if the remaining length exceeds the threshold
  * (1024 at first), the length is recorded and the threshold doubles until
  * it exceeds the length; skynet_mq_overload reads and clears the record.
@@ -32,7 +40,9 @@
  */
 #include "skynet_mq.h"
 
+#include "skynet.h"
 #include "skynet_malloc.h"
+#include "skynet_socket.h"
 #include "atomic.h"
 #include "spinlock.h"
 
@@ -53,6 +63,7 @@ struct message_queue {
 	int in_global;
 	int overload;
 	int overload_threshold;
+	size_t bytes;                 // payload bytes of the pending messages
 	struct skynet_message *queue; // owned ring
 	struct message_queue *next;   // covered by the global queue's lock
 };
@@ -127,6 +138,7 @@ skynet_mq_create(uint32_t handle) {
 	q->release = 0;
 	q->overload = 0;
 	q->overload_threshold = MQ_OVERLOAD;
+	q->bytes = 0;
 	q->queue = skynet_malloc(sizeof(struct skynet_message) * q->cap);
 	q->next = NULL;
 	return q;
@@ -152,6 +164,35 @@ skynet_mq_length(struct message_queue *q) {
 	return head <= tail ? tail - head : tail + cap - head;
 }
 
+size_t
+skynet_mq_bytes(struct message_queue *q) {
+	SPIN_LOCK(q);
+	size_t bytes = q->bytes;
+	SPIN_UNLOCK(q);
+	return bytes;
+}
+
+void
+skynet_mq_backlog(struct message_queue *q, int *length, size_t *bytes) {
+	SPIN_LOCK(q);
+	int head = q->head, tail = q->tail, cap = q->cap;
+	*bytes = q->bytes;
+	SPIN_UNLOCK(q);
+	*length = head <= tail ? tail - head : tail + cap - head;
+}
+
+/* The bytes a message accounts for (see the top comment). Under the queue's lock: O(1). */
+static size_t
+message_bytes(const struct skynet_message *m) {
+	size_t sz = m->sz & MESSAGE_TYPE_MASK;
+	if (skynet_message_type(m->sz) != PTYPE_SOCKET || m->data == NULL ||
+	    sz < sizeof(struct skynet_socket_message))
+		return sz;
+	const struct skynet_socket_message *sm = m->data;
+	bool carries = sm->type == SKYNET_SOCKET_TYPE_DATA || sm->type == SKYNET_SOCKET_TYPE_UDP;
+	return carries && sm->ud > 0 ? sz + (size_t)sm->ud : sz;
+}
+
 int
 skynet_mq_overload(struct message_queue *q) {
 	SPIN_LOCK(q);
@@ -168,6 +209,8 @@ skynet_mq_pop(struct message_queue *q, struct skynet_message *message) {
 	if (q->head != q->tail) {
 		*message = q->queue[q->head++];
 		ret = 0;
+		size_t bytes = message_bytes(message);
+		q->bytes = q->bytes > bytes ? q->bytes - bytes : 0;
 		int head = q->head, tail = q->tail, cap = q->cap;
 		if (head >= cap)
 			q->head = head = 0;
@@ -180,6 +223,7 @@ skynet_mq_pop(struct message_queue *q, struct skynet_message *message) {
 		}
 	} else {
 		q->overload_threshold = MQ_OVERLOAD;
+		q->bytes = 0;
 	}
 	if (ret)
 		q->in_global = 0;
@@ -202,8 +246,10 @@ expand_queue(struct message_queue *q) {
 void
 skynet_mq_push(struct message_queue *q, struct skynet_message *message) {
 	assert(message);
+	size_t bytes = message_bytes(message); // the pusher still owns the payload here
 	SPIN_LOCK(q);
 	q->queue[q->tail] = *message;
+	q->bytes += bytes;
 	if (++q->tail >= q->cap)
 		q->tail = 0;
 	if (q->head == q->tail)

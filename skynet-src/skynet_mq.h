@@ -78,6 +78,13 @@ void skynet_mq_push(struct message_queue *q, struct skynet_message *message);
 
 /* Pending message count (a racy snapshot). */
 int skynet_mq_length(struct message_queue *q);
+/*
+ * Payload bytes of the pending messages (a racy snapshot): the payload
+ * sizes, plus the buffer of each socket DATA/UDP message.
+ */
+size_t skynet_mq_bytes(struct message_queue *q);
+/* Length and bytes read together (one lock). */
+void skynet_mq_backlog(struct message_queue *q, int *length, size_t *bytes);
 /* The queue length that crossed the overload threshold since the last call, or 0. */
 int skynet_mq_overload(struct message_queue *q);
 

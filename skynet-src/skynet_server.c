@@ -27,6 +27,19 @@
  * points at its package drops the package reference it owns (skynet.h), so
  * a subscriber that dies with multicast messages queued leaks nothing.
  *
+ * Socket flow control (the whole protocol is described at the top of
+ * skynet_socket.c): flow_mark is set by the socket thread when it paused a
+ * socket because this service's mailbox reached the high-water mark
+ * (FLOW.high_*); the worker that ends a dispatch batch with the mark set
+ * and the mailbox at or below the low-water mark (a quarter of the high
+ * one) clears it and has the socket thread resume the service's sockets,
+ * and so does the last release of a marked context. flow_held counts as
+ * mailbox messages: a service that parks requests (coroutines) declares
+ * them with skynet_context_flow_hold. Its mark is read with a seq-cst load
+ * after the service's own held updates, paired with the socket thread's
+ * seq-cst store of the mark before it reads flow_held. A limit of 0 is off;
+ * both off disables flow control. The limits are set before any thread.
+ *
  * Units: cpu_cost and cpu_start are microseconds of CLOCK_MONOTONIC (read
  * through the vDSO, no system call): the time a worker spent inside the
  * service's callback, which equals its CPU time unless the worker thread
@@ -73,8 +86,25 @@ struct skynet_context {
 	bool init;
 	ATOM_INT endless;
 	bool profile;
-	bool reserved;    // does not count as live (the logger)
-	ATOM_INT calling; // debug: non-zero while a worker runs the callback
+	bool reserved;      // does not count as live (the logger)
+	ATOM_INT calling;   // debug: non-zero while a worker runs the callback
+	ATOM_INT flow_mark; // 1: sockets are flow-paused for this service
+	ATOM_INT flow_held; // requests the service took out of its mailbox but still holds
+};
+
+/* Socket flow control limits of a mailbox (0: that limit is off). */
+struct flow_limits {
+	int high_msgs;
+	int low_msgs;
+	size_t high_bytes;
+	size_t low_bytes;
+};
+
+static struct flow_limits FLOW = {
+    .high_msgs = SKYNET_FLOW_HIGH_MSGS,
+    .low_msgs = SKYNET_FLOW_HIGH_MSGS / 4,
+    .high_bytes = SKYNET_FLOW_HIGH_BYTES,
+    .low_bytes = SKYNET_FLOW_HIGH_BYTES / 4,
 };
 
 struct skynet_node {
@@ -248,8 +278,87 @@ skynet_context_reserve(struct skynet_context *ctx) {
 	context_dec();
 }
 
+void
+skynet_flow_config(int high_msgs, size_t high_bytes) {
+	FLOW.high_msgs = high_msgs > 0 ? high_msgs : 0;
+	FLOW.low_msgs = FLOW.high_msgs / 4;
+	FLOW.high_bytes = high_bytes;
+	FLOW.low_bytes = high_bytes / 4;
+}
+
+bool
+skynet_flow_enabled(void) {
+	return FLOW.high_msgs > 0 || FLOW.high_bytes > 0;
+}
+
+int
+skynet_context_flow_hold(struct skynet_context *ctx, int delta) {
+	int held = ATOM_FADD(&ctx->flow_held, delta) + delta;
+	if (held < 0) { // more released than held: a caller's bug, never a negative backlog
+		ATOM_FSUB(&ctx->flow_held, held);
+		held = 0;
+	}
+	return held;
+}
+
+/* Mailbox length plus held requests, and payload bytes. */
+static void
+flow_backlog(struct skynet_context *ctx, int *length, size_t *bytes) {
+	skynet_mq_backlog(ctx->queue, length, bytes);
+	*length += ATOM_LOAD(&ctx->flow_held);
+}
+
+bool
+skynet_context_flow_high(struct skynet_context *ctx) {
+	int length;
+	size_t bytes;
+	flow_backlog(ctx, &length, &bytes);
+	return (FLOW.high_msgs > 0 && length >= FLOW.high_msgs) ||
+	       (FLOW.high_bytes > 0 && bytes >= FLOW.high_bytes);
+}
+
+/* At or below the low-water mark (an off limit never holds it up). */
+static bool
+flow_low(struct skynet_context *ctx) {
+	int length;
+	size_t bytes;
+	flow_backlog(ctx, &length, &bytes);
+	return (FLOW.high_msgs == 0 || length <= FLOW.low_msgs) &&
+	       (FLOW.high_bytes == 0 || bytes <= FLOW.low_bytes);
+}
+
+bool
+skynet_context_flow_mark(struct skynet_context *ctx) {
+	ATOM_STORE(&ctx->flow_mark, 1);
+	// Read again after the mark (see skynet_socket.c): a worker may have drained it meanwhile.
+	if (flow_low(ctx) && ATOM_CAS(&ctx->flow_mark, 1, 0))
+		return false;
+	return true;
+}
+
+/* End of a dispatch batch of a marked service: resume its sockets once it caught up. */
+static void
+flow_relieve(struct skynet_context *ctx) {
+	if (flow_low(ctx) && ATOM_CAS(&ctx->flow_mark, 1, 0))
+		skynet_socket_flow_resume(ctx->handle);
+}
+
+/*
+ * The mark is stored before the socket thread takes the queue lock to read
+ * the mailbox, and this load follows our own pops under that lock, so a
+ * mark the drained mailbox depends on is seen (skynet_socket.c); seq-cst
+ * (a plain load on x86) for flow_held, see the top comment.
+ */
+static inline void
+flow_check_mark(struct skynet_context *ctx) {
+	if (ATOM_LOAD(&ctx->flow_mark))
+		flow_relieve(ctx);
+}
+
 static void
 delete_context(struct skynet_context *ctx) {
+	if (ATOM_LOAD(&ctx->flow_mark))
+		skynet_socket_flow_resume(ctx->handle); // nobody will relieve them any more
 	FILE *f = (FILE *)ATOM_LOAD(&ctx->logfile);
 	if (f)
 		fclose(f);
@@ -381,6 +490,7 @@ skynet_context_message_dispatch(struct skynet_monitor *sm, struct message_queue 
 	struct skynet_message msg;
 	for (int i = 0; i < n; i++) {
 		if (skynet_mq_pop(q, &msg)) {
+			flow_check_mark(ctx);
 			skynet_context_release(ctx);
 			return skynet_globalmq_pop();
 		}
@@ -399,6 +509,7 @@ skynet_context_message_dispatch(struct skynet_monitor *sm, struct message_queue 
 		skynet_monitor_trigger(sm, 0, 0);
 	}
 	assert(q == ctx->queue);
+	flow_check_mark(ctx);
 	struct message_queue *nq = skynet_globalmq_pop();
 	if (nq) {
 		// Others wait: put this queue back and take the next one.
@@ -419,6 +530,7 @@ skynet_context_dispatchall(struct skynet_context *ctx) {
 	 */
 	while (skynet_mq_length(q) > 0 && !skynet_mq_pop(q, &msg))
 		dispatch_message(ctx, &msg);
+	flow_check_mark(ctx);
 }
 
 /* ":hex" or ".name" to a handle; 0 (and a log line for global names) otherwise. */

@@ -20,6 +20,27 @@
  * whose listener it no longer knows), or dropped here or in drop_orphan.
  * NOTICE results are logged (rate-limited by the server).
  *
+ * Flow control. After a DATA message went to the owner, the socket thread
+ * checks the mailbox of the socket's consumer (socket_message.consumer),
+ * and then the owner's if it differs (skynet_context_flow_high; requests a
+ * service declared held, skynet_socket_flow_hold, count as mail). A
+ * service at or above the high-water mark gets the socket flow-paused
+ * with its handle as the key, then its context is marked
+ * (skynet_context_flow_mark). The worker that ends a dispatch batch of a
+ * marked service whose mailbox is down to the low-water mark clears the
+ * mark and asks for skynet_socket_flow_resume(handle); so does the
+ * service's last release. No wake-up is lost: the mark is stored before
+ * the mailbox is read again under the queue lock (skynet_context_flow_mark
+ * takes the mark back and the socket thread resumes at once when the
+ * mailbox drained meanwhile), and a worker's check follows its pops under
+ * that same lock, so either the worker sees the mark or the socket thread
+ * sees the drained mailbox; a mailbox not yet drained has messages, hence
+ * a later batch that checks again. The context is held (grabbed) from the
+ * check to the mark, so a service that dies meanwhile finds the mark in
+ * its last release and resumes its sockets. Costs: two mailbox reads per
+ * DATA on the socket thread; one relaxed load per dispatch batch on the
+ * workers while nothing is paused.
+ *
  * The socket server is a self-contained library (it includes nothing of
  * the runtime): this file adapts it. It hands the server skynet's
  * allocator and clock, passes its error codes and event types on as they
@@ -29,6 +50,7 @@
 #include "skynet_socket.h"
 
 #include "skynet.h"
+#include "skynet_handle.h"
 #include "skynet_mq.h"
 #include "skynet_server.h"
 #include "skynet_timer.h"
@@ -110,6 +132,22 @@ skynet_socket_set_idle_cb(skynet_socket_idle_cb cb) {
 	socket_server_set_idle_cb(SOCKET_SERVER, cb);
 }
 
+void
+skynet_socket_set_output_limit(size_t bytes) {
+	socket_server_set_output_limit(SOCKET_SERVER, bytes);
+}
+
+void
+skynet_socket_flow_resume(uint32_t handle) {
+	if (SOCKET_SERVER != NULL)
+		socket_server_flow_resume(SOCKET_SERVER, (uintptr_t)handle);
+}
+
+uint64_t
+skynet_socket_flow_pauses(void) {
+	return SOCKET_SERVER ? socket_server_flow_pauses(SOCKET_SERVER) : 0;
+}
+
 /* The owner of result is gone: make sure the socket does not outlive it. */
 static void
 drop_orphan(int type, const struct socket_message *result) {
@@ -120,7 +158,34 @@ drop_orphan(int type, const struct socket_message *result) {
 		socket_server_shutdown(SOCKET_SERVER, 0, result->ud);
 }
 
+/*
+ * Pause socket id when the mailbox of handle is at the high-water mark.
+ * Returns true when it paused it.
+ */
+static bool
+flow_over(int id, uint32_t handle) {
+	struct skynet_context *ctx = skynet_handle_grab(handle);
+	if (ctx == NULL)
+		return false;
+	bool paused = skynet_context_flow_high(ctx) &&
+	              socket_server_flow_pause(SOCKET_SERVER, id, (uintptr_t)handle);
+	if (paused && !skynet_context_flow_mark(ctx))
+		socket_server_flow_resume(SOCKET_SERVER, (uintptr_t)handle); // drained meanwhile
+	skynet_context_release(ctx);
+	return paused;
+}
+
+/* After DATA went to the owner: back-pressure from the consumer, then the owner. */
 static void
+flow_check(const struct socket_message *result) {
+	uint32_t owner = (uint32_t)result->opaque;
+	uint32_t consumer = (uint32_t)result->consumer;
+	if (!flow_over(result->id, consumer) && consumer != owner)
+		flow_over(result->id, owner);
+}
+
+/* Returns true when the message reached the owner's mailbox. */
+static bool
 forward_message(int type, const struct socket_message *result) {
 	const void *extra = NULL;
 	size_t extra_sz = 0;
@@ -151,7 +216,9 @@ forward_message(int type, const struct socket_message *result) {
 		skynet_free(sm->buffer);
 		skynet_free(sm);
 		drop_orphan(type, result);
+		return false;
 	}
+	return true;
 }
 
 int
@@ -163,6 +230,10 @@ skynet_socket_poll(void) {
 		return 0;
 	case SOCKET_SERVER_NOTICE:
 		skynet_error(NULL, "%s", result.data);
+		return 1;
+	case SOCKET_SERVER_DATA:
+		if (forward_message(type, &result) && skynet_flow_enabled())
+			flow_check(&result);
 		return 1;
 	default:
 		forward_message(type, &result);
@@ -230,6 +301,16 @@ skynet_socket_shutdown(struct skynet_context *ctx, int id) {
 void
 skynet_socket_nodelay(struct skynet_context *ctx, int id) {
 	socket_server_nodelay(SOCKET_SERVER, id);
+}
+
+void
+skynet_socket_consumer(struct skynet_context *ctx, int id, uint32_t handle) {
+	socket_server_consumer(SOCKET_SERVER, id, (uintptr_t)handle);
+}
+
+int
+skynet_socket_flow_hold(struct skynet_context *ctx, int delta) {
+	return skynet_context_flow_hold(ctx, delta);
 }
 
 static int
@@ -314,6 +395,9 @@ skynet_socket_info(int *count) {
 		    .reading = si->reading,
 		    .writing = si->writing,
 		    .closing = si->closing,
+		    .flow_paused = si->flow_paused,
+		    .flow_pauses = si->flow_pauses,
+		    .consumer = (uint32_t)si->consumer,
 		    .read_bytes = si->read_bytes,
 		    .write_bytes = si->write_bytes,
 		    .rtime_cs = si->rtime,

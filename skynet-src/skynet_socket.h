@@ -99,6 +99,22 @@ typedef void (*skynet_socket_idle_cb)(void);
 void skynet_socket_set_idle_cb(skynet_socket_idle_cb cb);
 
 /*
+ * Close a TCP connection as soon as more than bytes of its output wait to
+ * be sent (0: no limit, the default); one log line names the peer and the
+ * limit, and the owner gets CLOSE. Any thread.
+ */
+void skynet_socket_set_output_limit(size_t bytes);
+
+/*
+ * Lift the flow pauses made because the service at handle was behind (see
+ * flow control below). Called by the core when that service caught up or
+ * is gone. Thread-safe; does nothing before skynet_socket_init.
+ */
+void skynet_socket_flow_resume(uint32_t handle);
+/* Flow pauses since the node started (statistics). Thread-safe. */
+uint64_t skynet_socket_flow_pauses(void);
+
+/*
  * Free a PTYPE_SOCKET payload that will never be delivered (its service
  * is gone): the DATA/UDP buffer it owns, then payload itself. NULL does
  * nothing. For ACCEPT the new socket (ud) is shut down: its id was never
@@ -158,11 +174,37 @@ void skynet_socket_shutdown(struct skynet_context *ctx, int id);
 void skynet_socket_nodelay(struct skynet_context *ctx, int id);
 
 /*
+ * Flow control. Each TCP connection has a consumer: the service whose
+ * mailbox its data ends up in. By default that is the owner; a gate that
+ * forwards a connection's frames to an agent names the agent here (handle
+ * 0 names the owner again). After each DATA message the socket thread
+ * looks at the consumer's mailbox, and at the owner's when they differ:
+ * at or above the high-water mark (config socket_flow_high_msgs messages
+ * or socket_flow_high_bytes bytes) the connection stops being read, and
+ * the kernel's window then slows the peer. Reading resumes once that
+ * mailbox is down to a quarter of both marks, or when that service is
+ * gone. This pause is separate from skynet_socket_pause/start: the socket
+ * is read only when the owner wants input and no flow pause holds. A
+ * start by a new owner resets the consumer to the owner.
+ */
+void skynet_socket_consumer(struct skynet_context *ctx, int id, uint32_t handle);
+/*
+ * Flow control sees mailboxes only. A service that takes requests out of
+ * its mailbox and parks them (coroutines waiting on a call or a queue)
+ * declares them: delta (+1 per parked request, -1 when it is done) is
+ * added to a count that weighs like that many waiting messages. Never
+ * below 0; returns the new count. Call from ctx's own callback.
+ */
+int skynet_socket_flow_hold(struct skynet_context *ctx, int delta);
+
+/*
  * Queue sz bytes for id at normal priority. Takes ownership of buffer on
  * every path (it is freed with skynet_free once sent, or on failure).
  * Returns 0, or SKYNET_EINVAL when id is not an open socket (a socket that
  * closes before the data leaves drops it silently). Never blocks. Output
- * past 1 MB waiting in the queue makes WARNING events (see the message).
+ * past 1 MB waiting in the queue makes WARNING events (see the message);
+ * past the output limit (skynet_socket_set_output_limit) the connection
+ * is closed.
  */
 int skynet_socket_send(struct skynet_context *ctx, int id, void *buffer, size_t sz);
 /* As skynet_socket_send, sent only when the normal queue is empty. */
@@ -214,11 +256,14 @@ const char *skynet_socket_udp_address(const struct skynet_socket_message *msg, s
 /* One open socket as netstat shows it. */
 struct skynet_socket_info {
 	int id;
-	int type;       // SKYNET_SOCKET_INFO_*
-	uint32_t owner; // service handle
-	bool reading;   // reading (accepting) is on
-	bool writing;   // output is waiting for the kernel
-	bool closing;   // closing once the output is sent
+	int type;             // SKYNET_SOCKET_INFO_*
+	uint32_t owner;       // service handle
+	bool reading;         // reading (accepting) is on
+	bool writing;         // output is waiting for the kernel
+	bool closing;         // closing once the output is sent
+	bool flow_paused;     // not read: its consumer (or owner) is behind
+	uint64_t flow_pauses; // flow pauses since it opened
+	uint32_t consumer;    // the consumer named for it, 0 for none (the owner)
 	uint64_t read_bytes;
 	uint64_t write_bytes;
 	uint64_t rtime_cs; // skynet_now() of the last read, 0 if never

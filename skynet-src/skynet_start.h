@@ -8,6 +8,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct skynet_config {
 	int thread;              // worker count, 1..1024
@@ -20,6 +21,9 @@ struct skynet_config {
 	const char *bootstrap;   // command line of the first service
 	const char *logger;      // logger parameter (file), or NULL for stdout
 	const char *logservice;  // module of the log service
+	int flow_high_msgs;      // socket flow control: mailbox messages (0: off)
+	size_t flow_high_bytes;  // socket flow control: mailbox bytes (0: off)
+	size_t output_limit;     // bytes queued on a connection before it is closed (0: none)
 };
 
 /*

@@ -58,6 +58,31 @@
  * second) reports the drops. If the reserve cannot be had, the listener
  * rests for THROTTLE_MS before accepting again.
  *
+ * Flow control. Reading a TCP connection stops for two independent
+ * reasons that compose: the owner paused it (reading == false, owner's
+ * pause/start), or the host paused its flow (flow_paused) because the
+ * service consuming its data is behind. The socket is read only when the
+ * owner wants input and no flow pause holds. A flow pause is made on the
+ * poll thread itself, between two polls (socket_server_flow_pause, right
+ * after the host delivered a DATA result), and is tagged with a key (an
+ * opaque value: skynet uses the handle of the service that is behind);
+ * socket_server_flow_resume(key), a request from any thread, lifts every
+ * flow pause with that key. Flow-paused sockets sit on a doubly linked
+ * list (flow_head), so a resume walks only the paused sockets and a freed
+ * socket leaves the list in O(1); with nothing paused nothing of this
+ * runs. Each socket names its consumer (0: the owner), which the server
+ * only carries into results for the host; changing the consumer, or the
+ * owner through start, lifts the socket's flow pause (the host decides
+ * again on the next DATA). Only connected TCP sockets are flow-paused.
+ * Counters: each socket's flow_pauses and the server's total, for
+ * statistics and tests.
+ *
+ * Output limit. With a limit set (bytes, 0 = none), a send that leaves a
+ * TCP socket with more than that many bytes queued closes it at once
+ * (queued output dropped): the owner gets CLOSE and the next poll returns
+ * a NOTICE naming the peer and the limit (one log line). The WARNING
+ * events before it fire at their thresholds as usual.
+ *
  * Virtual time: with an idle callback the poll thread first waits up to
  * IDLE_GRACE_MS for an event, then marks itself idle and calls the callback
  * before it blocks. Queued commands are counted (cmd_pending) from before
@@ -146,6 +171,7 @@ enum socket_protocol {
 #define INFO_WRITING 2
 #define INFO_CLOSING 4
 #define INFO_UDP     8
+#define INFO_FLOW    16 // flow-paused
 
 union sockaddr_all {
 	struct sockaddr s;
@@ -179,6 +205,8 @@ struct socket {
 	ATOM_U64 rtime;
 	ATOM_U64 wtime;
 	ATOM_SIZET wb_size;   // bytes queued on high + low
+	uintptr_t consumer;   // atomic: the service consuming its data (0: the owner)
+	ATOM_U64 flow_pauses; // flow pauses since it opened
 	struct spinlock lock; // covers name
 	char name[64];
 	/* Poll thread only. */
@@ -191,6 +219,10 @@ struct socket {
 	bool throttled;   // listener resting for lack of fds
 	int read_size;    // next read buffer size
 	size_t warn_size; // last warning threshold passed (0: none)
+	bool flow_paused; // not read until socket_server_flow_resume(flow_key)
+	uintptr_t flow_key;
+	struct socket *flow_prev; // the list of flow-paused sockets (ss->flow_head)
+	struct socket *flow_next;
 	struct wb_list high;
 	struct wb_list low;
 	struct socket *throttle_next;
@@ -209,6 +241,8 @@ enum request_kind {
 	REQ_SEND,
 	REQ_SEND_LOW,
 	REQ_UDP_CONNECT,
+	REQ_CONSUMER,
+	REQ_FLOW_RESUME,
 	REQ_EXIT,
 };
 
@@ -216,7 +250,7 @@ struct request {
 	struct request *next;
 	int kind;
 	int id;
-	uintptr_t opaque;
+	uintptr_t opaque;         // the caller; CONSUMER: the consumer; FLOW_RESUME: the key
 	int fd;                   // LISTEN, BIND, UDP
 	int protocol;             // UDP
 	union sockaddr_all *peer; // CONNECT: addresses to try in order, owned
@@ -239,6 +273,8 @@ struct socket_server {
 	int reserve_fd; // spare descriptor for EMFILE on accept, or -1
 	ATOM_UINT alloc_id;
 	ATOM_U64 time;
+	ATOM_SIZET output_limit; // bytes queued on a TCP socket before it is closed (0: no limit)
+	ATOM_U64 flow_pauses;    // flow pauses since the server started
 	struct socket_server_hooks hooks; // allocator and clock: set at create, then read-only
 	/* The request list. */
 	struct spinlock lock; // covers cmd_head, cmd_tail
@@ -255,9 +291,12 @@ struct socket_server {
 	ATOM_INT idle;
 	struct socket *throttled; // listeners resting, linked by throttle_next
 	uint64_t throttle_until_ms;
-	uint64_t notice_ms; // last NOTICE about dropped connections
-	unsigned dropped;   // connections dropped since that NOTICE
-	char text[256];     // text of the last result
+	uint64_t notice_ms;       // last NOTICE about dropped connections
+	unsigned dropped;         // connections dropped since that NOTICE
+	struct socket *flow_head; // flow-paused sockets, linked by flow_next
+	bool notice_pending;      // notice is the next result (see the output limit)
+	char notice[256];
+	char text[256]; // text of the last result
 	uint8_t udp_address[SOCKET_UDP_ADDRESS_MAX];
 	uint8_t udp_buffer[MAX_UDP_PACKAGE];
 	struct socket slot[SOCKET_SERVER_MAX];
@@ -443,7 +482,7 @@ wants_read(const struct socket *s) {
 		return s->reading && !s->throttled;
 	case SOCKET_CONNECTED:
 	case SOCKET_BIND:
-		return s->reading || s->closing; // a closing socket discards input
+		return (s->reading && !s->flow_paused) || s->closing; // a closing socket discards input
 	default:
 		return false;
 	}
@@ -468,7 +507,8 @@ update_mask(struct socket_server *ss, struct socket *s) {
 	if (ATOM_LOAD_RELAXED(&s->type) == SOCKET_CONNECTING || has_output(s))
 		want |= EPOLLOUT;
 	int flags = (s->reading ? INFO_READING : 0) | (has_output(s) ? INFO_WRITING : 0) |
-	            (s->closing ? INFO_CLOSING : 0) | (is_udp(s) ? INFO_UDP : 0);
+	            (s->closing ? INFO_CLOSING : 0) | (is_udp(s) ? INFO_UDP : 0) |
+	            (s->flow_paused ? INFO_FLOW : 0);
 	ATOM_STORE_RELAXED(&s->info_flags, flags); // statistics only: socket_server_info
 	if (want == s->events)
 		return 0;
@@ -478,6 +518,72 @@ update_mask(struct socket_server *ss, struct socket *s) {
 		return errno;
 	s->events = want;
 	return 0;
+}
+
+/* ---- flow control ---------------------------------------------------------- */
+
+static void
+flow_link(struct socket_server *ss, struct socket *s, uintptr_t key) {
+	s->flow_paused = true;
+	s->flow_key = key;
+	s->flow_prev = NULL;
+	s->flow_next = ss->flow_head;
+	if (ss->flow_head)
+		ss->flow_head->flow_prev = s;
+	ss->flow_head = s;
+}
+
+static void
+flow_unlink(struct socket_server *ss, struct socket *s) {
+	if (!s->flow_paused)
+		return;
+	if (s->flow_prev)
+		s->flow_prev->flow_next = s->flow_next;
+	else
+		ss->flow_head = s->flow_next;
+	if (s->flow_next)
+		s->flow_next->flow_prev = s->flow_prev;
+	s->flow_prev = s->flow_next = NULL;
+	s->flow_paused = false;
+	s->flow_key = 0;
+}
+
+/* Lift the flow pause of s, if any, and read again if the owner wants to. */
+static void
+flow_lift(struct socket_server *ss, struct socket *s) {
+	if (!s->flow_paused)
+		return;
+	flow_unlink(ss, s);
+	(void)update_mask(ss, s); // a failure shows up on the next event of the fd, never a spin
+}
+
+static void
+run_flow_resume(struct socket_server *ss, uintptr_t key) {
+	struct socket *s = ss->flow_head;
+	while (s) {
+		struct socket *next = s->flow_next;
+		if (s->flow_key == key)
+			flow_lift(ss, s);
+		s = next;
+	}
+}
+
+bool
+socket_server_flow_pause(struct socket_server *ss, int id, uintptr_t key) {
+	struct socket *s = live_socket(ss, id);
+	if (s == NULL || s->flow_paused || s->closing || s->protocol != PROTO_TCP ||
+	    ATOM_LOAD_RELAXED(&s->type) != SOCKET_CONNECTED) // our own field
+		return false;
+	flow_link(ss, s, key);
+	ATOM_FADD_RELAXED(&s->flow_pauses, 1);  // statistics only
+	ATOM_FADD_RELAXED(&ss->flow_pauses, 1); // statistics only
+	(void)update_mask(ss, s); // a failure shows up on the next event of the fd, never a spin
+	return true;
+}
+
+uint64_t
+socket_server_flow_pauses(struct socket_server *ss) {
+	return ATOM_LOAD_RELAXED(&ss->flow_pauses); // statistics only
 }
 
 /* ---- freeing -------------------------------------------------------------- */
@@ -531,6 +637,9 @@ free_socket(struct socket_server *ss, struct socket *s) {
 	free_wb_list(ss, s, &s->low);
 	clear_events(ss, s);
 	unthrottle(ss, s);
+	flow_unlink(ss, s);
+	ATOM_STORE(&s->consumer, 0);
+	ATOM_STORE_RELAXED(&s->flow_pauses, 0); // statistics only
 	SPIN_LOCK(s);
 	s->name[0] = '\0';
 	SPIN_UNLOCK(s);
@@ -547,6 +656,8 @@ static int
 result_of(struct socket *s, struct socket_message *result, int type, int ud, char *data) {
 	result->id = ATOM_LOAD(&s->id);
 	result->opaque = ATOM_LOAD(&s->opaque);
+	uintptr_t consumer = ATOM_LOAD(&s->consumer);
+	result->consumer = consumer != 0 ? consumer : result->opaque;
 	result->ud = ud;
 	result->data = data;
 	result->udp_address = NULL;
@@ -578,6 +689,7 @@ report_stale(struct socket_server *ss, const struct request *r, struct socket_me
              int type) {
 	result->id = r->id;
 	result->opaque = r->opaque;
+	result->consumer = r->opaque;
 	result->ud = 0;
 	result->data = NULL;
 	result->udp_address = NULL;
@@ -757,6 +869,25 @@ write_now(struct socket *s, const struct request *r) {
 	}
 }
 
+/*
+ * More than limit bytes wait for s: close it now, output dropped. The
+ * owner gets CLOSE now and the log line (NOTICE) is the next result.
+ */
+static int
+output_overflow(struct socket_server *ss, struct socket *s, struct socket_message *result,
+                size_t limit) {
+	char name[64];
+	SPIN_LOCK(s);
+	memcpy(name, s->name, sizeof(name));
+	SPIN_UNLOCK(s);
+	snprintf(ss->notice, sizeof(ss->notice),
+	         "warn: socket: output limit reached, connection closed id=%d address=%s "
+	         "limit=%zu pending=%zu",
+	         ATOM_LOAD(&s->id), name[0] ? name : "?", limit, ATOM_LOAD(&s->wb_size));
+	ss->notice_pending = true;
+	return report_close(ss, s, result);
+}
+
 static int
 run_send(struct socket_server *ss, struct request *r, struct socket_message *result, bool low) {
 	struct socket *s = live_socket(ss, r->id);
@@ -776,7 +907,10 @@ run_send(struct socket_server *ss, struct request *r, struct socket_message *res
 	} else {
 		queue_output(ss, s, low ? &s->low : &s->high, r->buffer, 0, r->sz, r);
 	}
-	r->buffer = NULL; // now the queue's
+	r->buffer = NULL;                                    // now the queue's
+	size_t limit = ATOM_LOAD_RELAXED(&ss->output_limit); // a setting: no ordering needed
+	if (limit > 0 && s->protocol == PROTO_TCP && ATOM_LOAD(&s->wb_size) > limit)
+		return output_overflow(ss, s, result, limit);
 	int err = update_mask(ss, s);
 	if (err != 0)
 		return report_error(ss, s, result, strerror(err));
@@ -1098,6 +1232,10 @@ run_start(struct socket_server *ss, struct request *r, struct socket_message *re
 	if (s == NULL || s->closing)
 		return report_stale(ss, r, result, SOCKET_SERVER_ERROR);
 	bool transfer = ATOM_LOAD(&s->opaque) != r->opaque;
+	if (transfer) { // a new owner consumes its own data until it names a consumer
+		ATOM_STORE(&s->consumer, 0);
+		flow_lift(ss, s);
+	}
 	ATOM_STORE(&s->opaque, r->opaque);
 	s->reading = true;
 	int type = ATOM_LOAD_RELAXED(&s->type); // our own field
@@ -1148,6 +1286,15 @@ run_close(struct socket_server *ss, struct request *r, struct socket_message *re
 }
 
 static void
+run_consumer(struct socket_server *ss, struct request *r) {
+	struct socket *s = live_socket(ss, r->id);
+	if (s == NULL || ATOM_LOAD(&s->consumer) == r->opaque)
+		return;
+	ATOM_STORE(&s->consumer, r->opaque);
+	flow_lift(ss, s); // the host decides again on the next DATA
+}
+
+static void
 run_nodelay(struct socket_server *ss, struct request *r) {
 	struct socket *s = live_socket(ss, r->id);
 	if (s != NULL && s->protocol == PROTO_TCP)
@@ -1193,6 +1340,12 @@ run_request(struct socket_server *ss, struct request *r, struct socket_message *
 		return run_send(ss, r, result, true);
 	case REQ_UDP_CONNECT:
 		run_udp_connect(ss, r);
+		return NONE;
+	case REQ_CONSUMER:
+		run_consumer(ss, r);
+		return NONE;
+	case REQ_FLOW_RESUME:
+		run_flow_resume(ss, r->opaque);
 		return NONE;
 	case REQ_EXIT:
 		memset(result, 0, sizeof(*result));
@@ -1333,9 +1486,21 @@ take_requests(struct socket_server *ss) {
 	ss->run_head = list; // only called while run_head is empty
 }
 
+/* The NOTICE an output overflow left for this poll. */
+static int
+pending_notice(struct socket_server *ss, struct socket_message *result) {
+	ss->notice_pending = false;
+	memset(result, 0, sizeof(*result));
+	result->id = -1;
+	result->data = ss->notice;
+	return SOCKET_SERVER_NOTICE;
+}
+
 int
 socket_server_poll(struct socket_server *ss, struct socket_message *result) {
 	for (;;) {
+		if (ss->notice_pending)
+			return pending_notice(ss, result);
 		if (ss->run_head) {
 			struct request *r = ss->run_head;
 			ss->run_head = r->next;
@@ -1431,6 +1596,21 @@ socket_server_shutdown(struct socket_server *ss, uintptr_t opaque, int id) {
 void
 socket_server_nodelay(struct socket_server *ss, int id) {
 	simple_request(ss, REQ_NODELAY, 0, id);
+}
+
+void
+socket_server_consumer(struct socket_server *ss, int id, uintptr_t consumer) {
+	simple_request(ss, REQ_CONSUMER, consumer, id);
+}
+
+void
+socket_server_flow_resume(struct socket_server *ss, uintptr_t key) {
+	simple_request(ss, REQ_FLOW_RESUME, key, -1);
+}
+
+void
+socket_server_set_output_limit(struct socket_server *ss, size_t bytes) {
+	ATOM_STORE(&ss->output_limit, bytes);
 }
 
 static bool
@@ -1754,6 +1934,9 @@ socket_server_info(struct socket_server *ss, int *count) {
 		si->reading = (flags & INFO_READING) != 0;
 		si->writing = (flags & INFO_WRITING) != 0;
 		si->closing = (flags & INFO_CLOSING) != 0;
+		si->flow_paused = (flags & INFO_FLOW) != 0;
+		si->flow_pauses = ATOM_LOAD_RELAXED(&s->flow_pauses);
+		si->consumer = ATOM_LOAD(&s->consumer);
 		si->read_bytes = ATOM_LOAD_RELAXED(&s->read_bytes);
 		si->write_bytes = ATOM_LOAD_RELAXED(&s->write_bytes);
 		si->rtime = ATOM_LOAD_RELAXED(&s->rtime);

@@ -56,7 +56,8 @@
  */
 struct socket_message {
 	int id;
-	uintptr_t opaque; // owner
+	uintptr_t opaque;   // owner
+	uintptr_t consumer; // who consumes the socket's data: its consumer, or the owner
 	int ud;
 	char *data;
 	const uint8_t *udp_address; // UDP: sender (borrowed, until the next poll)
@@ -149,6 +150,33 @@ void socket_server_close(struct socket_server *ss, uintptr_t opaque, int id);
 void socket_server_shutdown(struct socket_server *ss, uintptr_t opaque, int id);
 void socket_server_nodelay(struct socket_server *ss, int id);
 
+/*
+ * Flow control (see the top of socket_server.c). consumer: name who
+ * consumes the data of TCP socket id (0: its owner); it comes with every
+ * result of the socket (socket_message.consumer) for the host to check.
+ * Setting it, or a start by a new owner (which resets it to 0), lifts a
+ * flow pause of the socket. Any thread.
+ */
+void socket_server_consumer(struct socket_server *ss, int id, uintptr_t consumer);
+/*
+ * Poll thread only, between two polls (typically right after a DATA
+ * result): stop reading connected TCP socket id until a resume with key,
+ * whatever its owner's pause/start say (reading needs both). Returns true
+ * when it paused it; false when id is not an open connected TCP socket,
+ * is closing, or is flow-paused already.
+ */
+bool socket_server_flow_pause(struct socket_server *ss, int id, uintptr_t key);
+/* Lift every flow pause made with key (a request: runs in order). Any thread. */
+void socket_server_flow_resume(struct socket_server *ss, uintptr_t key);
+/* Flow pauses since the server was created (statistics). Any thread. */
+uint64_t socket_server_flow_pauses(struct socket_server *ss);
+/*
+ * Close a TCP socket as soon as more than bytes of output wait for it
+ * (output dropped; its owner gets CLOSE, then a NOTICE names the peer and
+ * the limit). 0 (the default) means no limit. Any thread.
+ */
+void socket_server_set_output_limit(struct socket_server *ss, size_t bytes);
+
 /* How a send hands over its bytes. */
 enum socket_buffer_kind {
 	SOCKET_BUFFER_MEMORY,  // from hooks.malloc: ownership passes to the server
@@ -203,11 +231,14 @@ int socket_server_address_size(const uint8_t *addr, size_t sz);
 /* One open socket, for statistics. */
 struct socket_server_info {
 	int id;
-	int type;         // SOCKET_SERVER_INFO_*
-	uintptr_t opaque; // the owner
-	bool reading;     // reading (accepting) is on
-	bool writing;     // output is waiting for the kernel
-	bool closing;     // closing once the output is sent
+	int type;             // SOCKET_SERVER_INFO_*
+	uintptr_t opaque;     // the owner
+	bool reading;         // reading (accepting) is on
+	bool writing;         // output is waiting for the kernel
+	bool closing;         // closing once the output is sent
+	bool flow_paused;     // not read: the consumer is behind (socket_server_flow_pause)
+	uint64_t flow_pauses; // flow pauses since it opened
+	uintptr_t consumer;   // the consumer named for it, 0 for none (the owner)
 	uint64_t read_bytes;
 	uint64_t write_bytes;
 	uint64_t rtime;   // the clock's time of the last read, 0 if never

@@ -17,7 +17,7 @@ OBJ=${2:-build/default}
 export SKYNET_SAN="${SKYNET_SAN:-}"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-halt_on_error=1:exitcode=23:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1:exitcode=24}"
-export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:exitcode=66:second_deadlock_stack=1}"
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppressions=$(pwd)/test/tsan.supp}"
 SAN_REPORT='(ERROR|WARNING): [A-Za-z]*Sanitizer|^SUMMARY: [A-Za-z]*Sanitizer|: runtime error: '
 passed=0
 failed=0

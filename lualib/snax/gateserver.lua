@@ -18,6 +18,14 @@
 -- the true ones; at maxclient or more a new connection is shut down at
 -- once, without a connect callback.
 --
+-- Flow control: the framework stops reading a connection while the
+-- service that consumes its data is behind (its mailbox at the
+-- socket_flow_high_msgs / socket_flow_high_bytes mark), and resumes when it
+-- caught up. That service is the gate itself until the gate names another:
+-- a gate that hands fd's frames to an agent calls
+-- gateserver.consumer(fd, agent) (and gateserver.consumer(fd) to take them
+-- back), so the agent's backlog, not only the gate's, holds the client back.
+--
 -- Frames: when netpack.filter queues several frames ("more"), they are
 -- popped in one coroutine; a fork is scheduled first so that, if
 -- handler.message blocks, the fork takes over the rest of the queue and
@@ -47,13 +55,24 @@ function gateserver.openclient(fd)
 	end
 end
 
--- Stops reading fd until the next openclient(fd): for an agent that has
--- enough of fd's requests waiting (the client's further bytes wait in the
--- kernel meanwhile).
-function gateserver.pauseclient(fd)
-	if connection[fd] == true then
-		driver.pause(fd)
+-- Name the service (a handle, or a ".name" / ":hex" address) whose mailbox
+-- receives fd's frames, for flow control; nil: the gate itself. Call it
+-- before or after openclient; closing fd forgets it.
+function gateserver.consumer(fd, handle)
+	if connection[fd] == nil then
+		return
 	end
+	if type(handle) == "string" then
+		local h = skynet.localname(handle)
+		if h == nil then
+			error(sformat("gateserver.consumer: unknown service (%s)", handle), 2)
+		end
+		handle = h
+	end
+	if handle ~= nil and math.type(handle) ~= "integer" then
+		error(sformat("gateserver.consumer: bad service handle (%s)", tostring(handle)), 2)
+	end
+	driver.consumer(fd, handle or 0)
 end
 
 function gateserver.closeclient(fd)

@@ -54,6 +54,13 @@ local function with_timeout(ti, f, ...)
 	return table.unpack(result, 1, result.n)
 end
 
+-- One write per line: the logger thread writes to the same stdout, and a
+-- print's text and its newline are two writes another line can fall between.
+local function say(line)
+	io.stdout:write(line .. "\n")
+	io.stdout:flush()
+end
+
 local function run_one(name, ti)
 	return with_timeout(ti, function()
 		local addr = skynet.newservice("test_" .. name)
@@ -73,21 +80,19 @@ skynet.start(function()
 	local passed, failed = 0, 0
 	local names = features()
 	if #names == 0 then
-		print("FAIL runner: no test named (set SKYNET_TEST)")
+		say("FAIL runner: no test named (set SKYNET_TEST)")
 		failed = 1
 	end
 	for _, name in ipairs(names) do
 		local ok, err = run_one(name, ti)
 		if ok then
 			passed = passed + 1
-			print("ok   " .. name)
+			say("ok   " .. name)
 		else
 			failed = failed + 1
-			print("FAIL " .. name .. ": " .. one_line(err))
+			say("FAIL " .. name .. ": " .. one_line(err))
 		end
-		io.stdout:flush()
 	end
-	print(string.format("%d passed, %d failed", passed, failed))
-	io.stdout:flush()
+	say(string.format("%d passed, %d failed", passed, failed))
 	skynet.abort(failed > 0 and 1 or 0) -- the node exits 1 when a test failed
 end)

@@ -2,6 +2,7 @@
 -- error answer and the agent and the world go on; a client vanishing
 -- mid-frame or mid-request is cleaned up (agent gone, player offline).
 local skynet = require "skynet"
+local socket = require "skynet.socket"
 local t = require "testlib"
 local game = require "svc_game_util"
 
@@ -134,19 +135,39 @@ t.case("a client vanishing mid-frame is cleaned up", function()
 	b2:close()
 end)
 
-t.case("pipelined requests: answered in order, the gate told to hold the client", function()
+-- The server side of the agent's client connection (its consumer is the agent).
+local function agent_socket(agent)
+	for _, info in ipairs(socket.netstat()) do
+		if info.consumer == agent then
+			return info
+		end
+	end
+end
+
+t.case("pipelined requests: answered in order, the connection paused meanwhile", function()
 	local g = game.start {}
 	local c = game.login(g, "alice")
 	local agent = game.agent(g, "alice")
-	local n = 3000
-	c:raw(string.rep(spack(">s2", "look"), n))
+	-- 3000 frames, and 100 more once the agent has over 1024 waiting: the
+	-- connection is read then only to be paused at once.
+	local first = 3000
+	c:raw(string.rep(spack(">s2", "look"), first))
+	local st
+	repeat
+		st = skynet.call(agent, "lua", "stats")
+	until st.waiting > 1100 or st.most_waiting >= first
+	t.ok(st.waiting > 1100, "requests wait in the agent: " .. st.waiting)
+	c:raw(string.rep(spack(">s2", "look"), 100))
+	local n = first + 100
 	for i = 1, n do
 		local r = c:answer()
 		t.ok(r and r:match "^ok look", string.format("answer %d: %s", i, tostring(r)))
 	end
-	local st = skynet.call(agent, "lua", "stats")
-	t.ok(st.holds >= 1, "the agent asked the gate to stop reading")
-	t.eq(st.held, false, "and to read again")
+	st = skynet.call(agent, "lua", "stats")
+	local info = agent_socket(agent)
+	t.ok(info, "the agent is the consumer of its client's connection")
+	t.ok(info.flow_pauses >= 1, "the connection was paused by flow control")
+	t.eq(info.flow_paused, false, "and is read again")
 	t.eq(st.waiting, 0, "nothing left waiting")
 	t.eq(c:request "ping", "ok ping", "the session goes on")
 	c:close()

@@ -1,8 +1,11 @@
-/* Message queues: order, growth, global-queue membership, overload, release. */
+/* Message queues: order, growth, global-queue membership, overload, release, byte counts. */
 #include "tt.h"
 
 #include "skynet.h"
 #include "skynet_mq.h"
+#include "skynet_socket.h"
+
+#include <stdbool.h>
 
 static struct skynet_message
 msg_n(int n) {
@@ -269,6 +272,109 @@ release_drains(int *failed) {
 	skynet_mq_exit();
 }
 
+static struct skynet_message
+msg_sized(int type, void *data, size_t sz) {
+	struct skynet_message m = {
+	    .source = 1, .session = 0, .data = data, .sz = skynet_message_sz(type, sz)};
+	return m;
+}
+
+/* Length and bytes agree with a model through growth, wrap-around and socket payloads. */
+static void
+bytes_follow_the_payloads(int *failed) {
+	skynet_mq_init();
+	struct message_queue *q = skynet_mq_create(3);
+	TT_CHECK(skynet_mq_bytes(q) == 0);
+	struct skynet_socket_message data = {.type = SKYNET_SOCKET_TYPE_DATA, .id = 1, .ud = 1000};
+	struct skynet_socket_message udp = {.type = SKYNET_SOCKET_TYPE_UDP, .id = 2, .ud = 70};
+	struct skynet_socket_message warn = {.type = SKYNET_SOCKET_TYPE_WARNING, .id = 1, .ud = 4096};
+	size_t hdr = sizeof(struct skynet_socket_message);
+	size_t model = 0;
+	int length = 0;
+	bool ok = true;
+	// Four kinds in turn: plain text of i bytes, DATA, UDP (with a 7-byte address), WARNING.
+	for (int round = 0; round < 40; round++) {
+		for (int i = 0; i < 30 + round; i++) {
+			struct skynet_message m;
+			size_t w;
+			switch (i % 4) {
+			case 0:
+				m = msg_sized(PTYPE_TEXT, NULL, (size_t)i);
+				w = (size_t)i;
+				break;
+			case 1:
+				m = msg_sized(PTYPE_SOCKET, &data, hdr);
+				w = hdr + 1000;
+				break;
+			case 2:
+				m = msg_sized(PTYPE_SOCKET, &udp, hdr + 7);
+				w = hdr + 7 + 70;
+				break;
+			default:
+				m = msg_sized(PTYPE_SOCKET, &warn, hdr); // ud is not a byte count
+				w = hdr;
+				break;
+			}
+			m.session = (int)w;
+			skynet_mq_push(q, &m);
+			model += w;
+			length++;
+		}
+		for (int i = 0; i < 25 + round; i++) {
+			struct skynet_message m;
+			if (skynet_mq_pop(q, &m) != 0)
+				ok = false;
+			model -= (size_t)m.session;
+			length--;
+		}
+		int n;
+		size_t b;
+		skynet_mq_backlog(q, &n, &b);
+		if (n != length || b != model || skynet_mq_bytes(q) != model)
+			ok = false;
+	}
+	TT_CHECK(ok);
+	TT_CHECK(model > 0);
+	struct skynet_message m;
+	while (skynet_mq_pop(q, &m) == 0)
+		;
+	TT_CHECK(skynet_mq_bytes(q) == 0);
+	skynet_mq_mark_release(q);
+	TT_CHECK(skynet_globalmq_pop() == q);
+	skynet_mq_release(q, NULL, NULL);
+	skynet_mq_exit();
+}
+
+/*
+ * A socket header changed while queued (a sender breaking the rules)
+ * cannot make the count wrap below 0, and an empty queue counts 0 again.
+ */
+static void
+bytes_never_drift(int *failed) {
+	skynet_mq_init();
+	struct message_queue *q = skynet_mq_create(4);
+	size_t hdr = sizeof(struct skynet_socket_message);
+	struct skynet_socket_message sm = {.type = SKYNET_SOCKET_TYPE_DATA, .ud = 10};
+	struct skynet_message m = msg_sized(PTYPE_SOCKET, &sm, hdr);
+	skynet_mq_push(q, &m);
+	TT_CHECK(skynet_mq_bytes(q) == hdr + 10);
+	sm.ud = 1 << 20; // now claims more than was counted
+	TT_CHECK(skynet_mq_pop(q, &m) == 0);
+	TT_CHECK(skynet_mq_bytes(q) == 0);
+	sm.ud = 10;
+	m = msg_sized(PTYPE_SOCKET, &sm, hdr);
+	skynet_mq_push(q, &m);
+	sm.ud = 0; // now claims less
+	TT_CHECK(skynet_mq_pop(q, &m) == 0);
+	TT_CHECK(skynet_mq_bytes(q) == 10);
+	TT_CHECK(skynet_mq_pop(q, &m) == 1); // empty: back to 0
+	TT_CHECK(skynet_mq_bytes(q) == 0);
+	skynet_mq_mark_release(q);
+	TT_CHECK(skynet_globalmq_pop() == q);
+	skynet_mq_release(q, NULL, NULL);
+	skynet_mq_exit();
+}
+
 int
 main(void) {
 	TT_RUN(fifo_order_and_growth);
@@ -279,5 +385,7 @@ main(void) {
 	TT_RUN(overload_warns_at_each_doubling);
 	TT_RUN(pop_passes_wakeup_on);
 	TT_RUN(release_drains);
+	TT_RUN(bytes_follow_the_payloads);
+	TT_RUN(bytes_never_drift);
 	return tt_summary();
 }

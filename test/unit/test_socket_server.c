@@ -7,10 +7,14 @@
  * flushing and shutdown discarding queued output, write priorities, pause,
  * 1000 connections without an fd leak, EMFILE on accept without a busy
  * loop, UDP over IPv4 and IPv6, and name lookups only in the caller (this
- * binary's own getaddrinfo counts the calls made on a poll thread). The
- * last case runs the node's glue (skynet_socket.c) for a service of an
+ * binary's own getaddrinfo counts the calls made on a poll thread), flow
+ * pauses (a fake consumer: the poller flow-pauses after each DATA while
+ * the test says the consumer is full) and the output limit. The last
+ * cases run the node's glue (skynet_socket.c) for services of an
  * in-process node: accepted sockets whose ACCEPT dies with the service are
- * closed.
+ * closed; a connection stops being read while its consumer's mailbox is
+ * at the high-water mark (messages or bytes) and resumes when it drained
+ * or when the consumer is gone.
  *
  * Network tests cannot avoid waiting for the kernel: every wait has a
  * deadline (WAIT_MS) so a failure ends the case instead of hanging.
@@ -101,7 +105,8 @@ struct harness {
 	struct event *log;
 	int n;
 	int cap;
-	int first; // every event before it was taken
+	int first;              // every event before it was taken
+	ATOM_INT consumer_full; // the fake consumer: flow-pause each socket that delivers DATA
 };
 
 static void
@@ -135,6 +140,9 @@ poller(void *p) {
 		int type = socket_server_poll(h->ss, &m);
 		if (type == SOCKET_SERVER_EXIT)
 			break;
+		// As the node does: right after DATA, on this thread, keyed by the consumer.
+		if (type == SOCKET_SERVER_DATA && ATOM_LOAD(&h->consumer_full))
+			socket_server_flow_pause(h->ss, m.id, m.consumer);
 		record(h, type, &m);
 	}
 	return NULL;
@@ -923,6 +931,209 @@ pause_stops_reading_until_start(int *failed) {
 	harness_stop(h);
 }
 
+/* ---- flow control and the output limit ----------------------------------- */
+
+/* The info entry of id (false when it is not open). */
+static bool
+info_of(struct socket_server *ss, int id, struct socket_server_info *out) {
+	int n = 0;
+	struct socket_server_info *info = socket_server_info(ss, &n);
+	bool seen = false;
+	for (int i = 0; i < n; i++) {
+		if (info[i].id == id) {
+			*out = info[i];
+			seen = true;
+		}
+	}
+	skynet_free(info);
+	return seen;
+}
+
+/* The port listener lid is bound to (0 when unknown). */
+static int
+listener_port(struct harness *h, int lid) {
+	struct socket_server_info si;
+	if (!info_of(h->ss, lid, &si))
+		return 0;
+	const char *colon = strrchr(si.name, ':');
+	return colon ? atoi(colon + 1) : 0;
+}
+
+/* The peer sends one byte; DATA for it comes (and is taken). */
+static bool
+one_byte_arrives(struct harness *h, int id, int fd, char c) {
+	if (send(fd, &c, 1, 0) != 1)
+		return false;
+	char got = 0;
+	return read_data(h, id, &got, 1) == 1 && got == c;
+}
+
+/*
+ * A flow pause holds reading until a resume with its key, whatever the
+ * owner's pause and start do; an owner pause holds it after the resume.
+ */
+static void
+flow_pause_composes_with_owner_pause(int *failed) {
+	struct harness *h = harness_start();
+	int lid, fd;
+	int id = pair(h, &lid, &fd);
+	TT_CHECK(id >= 0);
+	ATOM_STORE(&h->consumer_full, 1);
+	TT_CHECK(one_byte_arrives(h, id, fd, 'a')); // delivered, then paused
+	ATOM_STORE(&h->consumer_full, 0);
+	struct socket_server_info si;
+	TT_CHECK(info_of(h->ss, id, &si) && si.flow_paused && si.reading && si.flow_pauses == 1);
+	TT_CHECK(socket_server_flow_pauses(h->ss) == 1);
+	TT_CHECK(send(fd, "b", 1, 0) == 1);
+	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, id, QUIET_MS));
+	// The owner's own pause and start (skynet.socket's auto-pause) leave it paused.
+	socket_server_pause(h->ss, OWNER, id);
+	socket_server_start(h->ss, OWNER, id);
+	event_free(expect(h, SOCKET_SERVER_CONNECT, id));
+	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, id, QUIET_MS));
+	// Another key lifts nothing.
+	socket_server_flow_resume(h->ss, OWNER + 1);
+	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, id, QUIET_MS));
+	// Paused by the owner too: the resume alone does not read.
+	socket_server_pause(h->ss, OWNER, id);
+	socket_server_flow_resume(h->ss, OWNER);
+	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, id, QUIET_MS));
+	TT_CHECK(info_of(h->ss, id, &si) && !si.flow_paused && !si.reading);
+	socket_server_start(h->ss, OWNER, id);
+	char got = 0;
+	TT_CHECK(read_data(h, id, &got, 1) == 1 && got == 'b');
+	TT_CHECK(one_byte_arrives(h, id, fd, 'c'));
+	close(fd);
+	event_free(wait_event(h, match_end, &id, WAIT_MS));
+	harness_stop(h);
+}
+
+/*
+ * The consumer rides along in every result; naming another one, or a
+ * start by a new owner (which forgets it), lifts the flow pause. A resume
+ * finds only the sockets still paused with its key, closed ones gone.
+ */
+static void
+flow_pause_follows_the_consumer(int *failed) {
+	enum { CONSUMER = 42, NEW_OWNER = 9 };
+	struct harness *h = harness_start();
+	int lid, fd[3], id[3];
+	id[0] = pair(h, &lid, &fd[0]);
+	struct socket_server_info si;
+	for (int i = 1; i < 3; i++) {
+		fd[i] = peer_connect(listener_port(h, lid));
+		id[i] = accept_started(h, lid);
+	}
+	for (int i = 0; i < 3; i++) {
+		TT_CHECK(id[i] >= 0 && fd[i] >= 0);
+		socket_server_consumer(h->ss, id[i], CONSUMER);
+	}
+	ATOM_STORE(&h->consumer_full, 1);
+	for (int i = 0; i < 3; i++) {
+		TT_CHECK(send(fd[i], "x", 1, 0) == 1);
+		struct event *e = expect(h, SOCKET_SERVER_DATA, id[i]);
+		TT_CHECK(e != NULL && e->opaque == OWNER);
+		event_free(e);
+		TT_CHECK(info_of(h->ss, id[i], &si) && si.flow_paused && si.consumer == CONSUMER);
+	}
+	ATOM_STORE(&h->consumer_full, 0);
+	// The owner's key lifts nothing: they were paused for the consumer.
+	socket_server_flow_resume(h->ss, OWNER);
+	for (int i = 0; i < 3; i++)
+		TT_CHECK(send(fd[i], "y", 1, 0) == 1);
+	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, -1, QUIET_MS));
+	// 0: naming the owner lifts the pause.
+	socket_server_consumer(h->ss, id[0], 0);
+	char got = 0;
+	TT_CHECK(read_data(h, id[0], &got, 1) == 1 && got == 'y');
+	TT_CHECK(info_of(h->ss, id[0], &si) && !si.flow_paused && si.consumer == 0);
+	// A new owner: the consumer is forgotten and the pause lifted.
+	socket_server_start(h->ss, NEW_OWNER, id[1]);
+	struct event *e = expect(h, SOCKET_SERVER_CONNECT, id[1]);
+	TT_CHECK(e != NULL && strcmp(e->text, "transfer") == 0);
+	event_free(e);
+	e = expect(h, SOCKET_SERVER_DATA, id[1]);
+	TT_CHECK(e != NULL && e->opaque == NEW_OWNER);
+	event_free(e);
+	TT_CHECK(info_of(h->ss, id[1], &si) && !si.flow_paused && si.consumer == 0);
+	// Close one paused socket: the resume still finds the other.
+	socket_server_shutdown(h->ss, OWNER, id[2]);
+	event_free(wait_event(h, match_end, &id[2], WAIT_MS));
+	socket_server_flow_resume(h->ss, CONSUMER);
+	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, -1, QUIET_MS)); // nothing left paused
+	socket_server_consumer(h->ss, id[1], CONSUMER);
+	ATOM_STORE(&h->consumer_full, 1);
+	TT_CHECK(send(fd[1], "z", 1, 0) == 1);
+	e = expect(h, SOCKET_SERVER_DATA, id[1]);
+	TT_CHECK(e != NULL);
+	event_free(e);
+	ATOM_STORE(&h->consumer_full, 0);
+	TT_CHECK(send(fd[1], "w", 1, 0) == 1);
+	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, id[1], QUIET_MS));
+	socket_server_flow_resume(h->ss, CONSUMER);
+	got = 0;
+	TT_CHECK(read_data(h, id[1], &got, 1) == 1 && got == 'w');
+	TT_CHECK(socket_server_flow_pauses(h->ss) == 4);
+	for (int i = 0; i < 3; i++)
+		close(fd[i]);
+	harness_stop(h);
+}
+
+static bool
+match_notice(const struct event *e, const void *arg) {
+	return e->type == SOCKET_SERVER_NOTICE && strstr(e->text, arg) != NULL;
+}
+
+/*
+ * A peer that reads nothing: the warnings come at 1 and 2 MB, then the
+ * send that takes the queue past the limit closes the connection (CLOSE
+ * to the owner, output dropped) and one NOTICE names the peer and the
+ * limit. Other connections are not touched.
+ */
+static void
+output_limit_closes_the_connection(int *failed) {
+	struct harness *h = harness_start();
+	socket_server_set_output_limit(h->ss, 3 * MB);
+	int lid, fd, other_fd;
+	int id = pair(h, &lid, &fd);
+	TT_CHECK(id >= 0);
+	struct socket_server_info si;
+	TT_CHECK(info_of(h->ss, id, &si));
+	char peer_name[64];
+	memcpy(peer_name, si.name, sizeof(peer_name));
+	other_fd = peer_connect(listener_port(h, lid));
+	int other = accept_started(h, lid);
+	TT_CHECK(peer_name[0] != '\0' && other >= 0);
+	int kb[2] = {0};
+	TT_CHECK(fill_until_warnings(h, id, 'o', 2, kb) > 0);
+	TT_CHECK(kb[0] >= 1024 && kb[1] >= 2048);
+	// Fill on past 3 MB: the connection goes.
+	struct event *end = NULL;
+	for (int i = 0; i < 64 && end == NULL; i++) {
+		send_fill(h, id, CHUNK, 'o', false);
+		end = wait_event(h, match_end, &id, i % 16 == 15 ? 50 : 0);
+	}
+	if (end == NULL)
+		end = wait_event(h, match_end, &id, WAIT_MS);
+	TT_CHECK(end != NULL && end->type == SOCKET_SERVER_CLOSE && end->opaque == OWNER);
+	event_free(end);
+	char want[96];
+	snprintf(want, sizeof(want), "address=%s limit=%d", peer_name, 3 * MB);
+	struct event *e = wait_event(h, match_notice, want, WAIT_MS);
+	TT_CHECK(e != NULL && strstr(e->text, "output limit") != NULL);
+	event_free(e);
+	TT_CHECK(quiet(h, SOCKET_SERVER_NOTICE, -1, QUIET_MS)); // one line only
+	TT_CHECK(!info_of(h->ss, id, &si));
+	size_t drained = 0;
+	TT_CHECK(peer_sees_eof(fd, &drained));
+	// The other connection still works; 0 turns the limit off.
+	TT_CHECK(one_byte_arrives(h, other, other_fd, 'k'));
+	socket_server_set_output_limit(h->ss, 0);
+	close(fd);
+	close(other_fd);
+	harness_stop(h);
+}
+
 static void
 thousand_connections_leave_no_fd(int *failed) {
 	struct harness *h = harness_start();
@@ -1253,15 +1464,33 @@ idle_tracking_for_virtual_time(int *failed) {
 
 /* ---- the node's glue: a service's socket messages ------------------------ */
 
-/* A service that keeps the port of the last CONNECT it was given. */
+/*
+ * A service that keeps the port of the last CONNECT and the id of the last
+ * ACCEPT it was given, and the bytes of the DATA (run on the test thread).
+ */
 static int HOLDER_PORT;
+static int HOLDER_ACCEPTED;
+static char HOLDER_DATA[256];
+static size_t HOLDER_DATA_SZ;
 
 static int
 holder_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
           const void *msg, size_t sz) {
 	const struct skynet_socket_message *sm = msg;
-	if (type == PTYPE_SOCKET && sm->type == SKYNET_SOCKET_TYPE_CONNECT)
+	if (type != PTYPE_SOCKET)
+		return 0;
+	if (sm->type == SKYNET_SOCKET_TYPE_CONNECT)
 		HOLDER_PORT = sm->ud;
+	else if (sm->type == SKYNET_SOCKET_TYPE_ACCEPT)
+		HOLDER_ACCEPTED = sm->ud;
+	if (sm->type != SKYNET_SOCKET_TYPE_DATA)
+		return 0;
+	size_t n = (size_t)sm->ud;
+	if (n > sizeof(HOLDER_DATA) - HOLDER_DATA_SZ)
+		n = sizeof(HOLDER_DATA) - HOLDER_DATA_SZ;
+	memcpy(HOLDER_DATA + HOLDER_DATA_SZ, sm->buffer, n);
+	HOLDER_DATA_SZ += n;
+	skynet_free(sm->buffer);
 	return 0;
 }
 
@@ -1279,16 +1508,21 @@ node_socket_thread(void *p) {
 	return NULL;
 }
 
-/* Wait (bounded) until ctx has n messages queued; false if they never came. */
+/* Wait (at most ms) until ctx has n messages queued; false if they never came. */
 static bool
-wait_queued(struct skynet_context *ctx, int n) {
-	uint64_t deadline = now_ms() + WAIT_MS;
+wait_queued_ms(struct skynet_context *ctx, int n, int ms) {
+	uint64_t deadline = now_ms() + (uint64_t)ms;
 	while (atoi(skynet_command(ctx, "STAT", "mqlen")) < n) {
 		if (now_ms() >= deadline)
 			return false;
 		usleep(1000); // the socket thread pushes them
 	}
 	return true;
+}
+
+static bool
+wait_queued(struct skynet_context *ctx, int n) {
+	return wait_queued_ms(ctx, n, WAIT_MS);
 }
 
 /* Wait for n queued messages, then run them on this thread. */
@@ -1386,6 +1620,217 @@ accepts_dropped_with_their_service_are_closed(int *failed) {
 	fixture_teardown();
 }
 
+/* The node's view of socket id (false when it is not open). */
+static bool
+node_info(int id, struct skynet_socket_info *out) {
+	int n = 0;
+	struct skynet_socket_info *info = skynet_socket_info(&n);
+	bool seen = false;
+	for (int i = 0; i < n; i++) {
+		if (info[i].id == id) {
+			*out = info[i];
+			seen = true;
+		}
+	}
+	skynet_free(info);
+	return seen;
+}
+
+/* Wait (bounded) until socket id's flow pause is as wanted. */
+static bool
+wait_flow_paused(int id, bool paused) {
+	uint64_t deadline = now_ms() + WAIT_MS;
+	struct skynet_socket_info si;
+	while (!node_info(id, &si) || si.flow_paused != paused) {
+		if (now_ms() >= deadline)
+			return false;
+		usleep(1000); // the socket thread pauses right after it pushed the DATA
+	}
+	return true;
+}
+
+/* Wait (bounded) until socket id names consumer (the request is on its way). */
+static bool
+wait_consumer(int id, uint32_t consumer) {
+	uint64_t deadline = now_ms() + WAIT_MS;
+	struct skynet_socket_info si;
+	while (!node_info(id, &si) || si.consumer != consumer) {
+		if (now_ms() >= deadline)
+			return false;
+		usleep(1000); // the socket thread runs the request
+	}
+	return true;
+}
+
+/* One holder listening and one accepted, started connection; *fd is the peer. */
+static int
+node_connection(struct skynet_context *ctx, int *lid, int *fd) {
+	*lid = skynet_socket_listen(ctx, "127.0.0.1", 0, 8);
+	if (*lid < 0 || !run_queued(ctx, 1)) // CONNECT: the port
+		return -1;
+	int port = HOLDER_PORT;
+	skynet_socket_start(ctx, *lid);
+	if (!run_queued(ctx, 1)) // CONNECT "start"
+		return -1;
+	*fd = peer_connect(port);
+	if (*fd < 0 || !run_queued(ctx, 1)) // ACCEPT
+		return -1;
+	int id = HOLDER_ACCEPTED;
+	skynet_socket_start(ctx, id);
+	return run_queued(ctx, 1) ? id : -1; // CONNECT "start"
+}
+
+/* Messages the holder got in text (DATA bytes) since the last call. */
+static bool
+holder_got(const char *text) {
+	bool same = HOLDER_DATA_SZ == strlen(text) && memcmp(HOLDER_DATA, text, HOLDER_DATA_SZ) == 0;
+	HOLDER_DATA_SZ = 0;
+	return same;
+}
+
+static void
+node_flow_start(const struct skynet_module *holder, pthread_t *thread, int high_msgs,
+                size_t high_bytes) {
+	fixture_setup(0, holder, 1, true);
+	skynet_socket_init();
+	skynet_flow_config(high_msgs, high_bytes); // before the socket thread starts
+	if (pthread_create(thread, NULL, node_socket_thread, NULL) != 0)
+		abort();
+}
+
+static void
+node_flow_stop(pthread_t thread, int lid) {
+	skynet_flow_config(SKYNET_FLOW_HIGH_MSGS, SKYNET_FLOW_HIGH_BYTES);
+	skynet_socket_shutdown(NULL, lid);
+	skynet_socket_exit();
+	pthread_join(thread, NULL);
+	skynet_socket_free();
+	fixture_teardown();
+}
+
+/*
+ * The owner is the consumer (4 messages high, 1 low): with 4 DATA
+ * messages waiting the connection is not read; once the service ran them
+ * (the end of its dispatch) reading resumes and the held byte comes.
+ */
+static void
+node_connection_waits_for_its_owner(int *failed) {
+	const struct skynet_module holder = {.name = "holder", .init = holder_init};
+	pthread_t thread;
+	node_flow_start(&holder, &thread, 4, 0);
+	struct skynet_context *ctx = fixture_service("holder", NULL);
+	int lid, fd;
+	int id = node_connection(ctx, &lid, &fd);
+	TT_CHECK(id >= 0);
+	uint64_t pauses_before = skynet_socket_flow_pauses();
+	for (int i = 0; i < 4; i++) {
+		TT_CHECK(send(fd, "abcd" + i, 1, 0) == 1);
+		TT_CHECK(wait_queued(ctx, i + 1));
+	}
+	TT_CHECK(wait_flow_paused(id, true));
+	TT_CHECK(send(fd, "e", 1, 0) == 1);
+	TT_CHECK(!wait_queued_ms(ctx, 5, QUIET_MS)); // held in the kernel
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(holder_got("abcd"));
+	TT_CHECK(run_queued(ctx, 1));
+	TT_CHECK(holder_got("e"));
+	struct skynet_socket_info si;
+	TT_CHECK(node_info(id, &si) && !si.flow_paused && si.reading && si.flow_pauses == 1);
+	TT_CHECK(skynet_socket_flow_pauses() == pauses_before + 1);
+	close(fd);
+	TT_CHECK(run_queued(ctx, 1)); // CLOSE
+	node_flow_stop(thread, lid);
+}
+
+/*
+ * Bytes (100 high): DATA buffers count in full. A consumer named for the
+ * connection holds it back with its own mailbox, and when that consumer
+ * is gone the connection is read again.
+ */
+static void
+node_connection_waits_for_its_consumer(int *failed) {
+	const struct skynet_module holder = {.name = "holder", .init = holder_init};
+	pthread_t thread;
+	node_flow_start(&holder, &thread, 0, 100);
+	struct skynet_context *ctx = fixture_service("holder", NULL);
+	struct skynet_context *agent = fixture_service("holder", NULL);
+	uint32_t agent_handle = skynet_context_handle(agent);
+	int lid, fd;
+	int id = node_connection(ctx, &lid, &fd);
+	TT_CHECK(id >= 0);
+	// 150 bytes: read in pieces (64, then 86), paused once 100 wait in the mailbox.
+	char big[150];
+	memset(big, 'b', sizeof(big));
+	TT_CHECK(send(fd, big, sizeof(big), 0) == (ssize_t)sizeof(big));
+	TT_CHECK(wait_flow_paused(id, true));
+	TT_CHECK(send(fd, "c", 1, 0) == 1);
+	int queued = atoi(skynet_command(ctx, "STAT", "mqlen"));
+	TT_CHECK(!wait_queued_ms(ctx, queued + 1, QUIET_MS));
+	skynet_context_dispatchall(ctx);
+	size_t total = HOLDER_DATA_SZ;
+	TT_CHECK(total >= 100 && total <= sizeof(big));
+	HOLDER_DATA_SZ = 0;
+	TT_CHECK(wait_flow_paused(id, false));
+	// The rest comes, up to the "c".
+	for (int i = 0; i < 8 && total < sizeof(big) + 1 && run_queued(ctx, 1); i++) {
+		total += HOLDER_DATA_SZ;
+		HOLDER_DATA_SZ = 0;
+	}
+	TT_CHECK(total == sizeof(big) + 1);
+	// The agent consumes the connection; 100 bytes of other mail wait for it.
+	skynet_socket_consumer(ctx, id, agent_handle);
+	for (int i = 0; i < 4; i++) {
+		char *p = skynet_malloc(25);
+		memset(p, 'm', 25);
+		skynet_send(ctx, 0, agent_handle, PTYPE_TEXT | PTYPE_TAG_DONTCOPY, 0, p, 25);
+	}
+	TT_CHECK(wait_consumer(id, agent_handle));
+	TT_CHECK(send(fd, "f", 1, 0) == 1);
+	TT_CHECK(wait_flow_paused(id, true));
+	TT_CHECK(run_queued(ctx, 1)); // the owner runs its DATA: the agent is still behind
+	TT_CHECK(holder_got("f"));
+	TT_CHECK(send(fd, "g", 1, 0) == 1);
+	TT_CHECK(!wait_queued_ms(ctx, 1, QUIET_MS));
+	// The agent dies with its mail unread: the connection is read again.
+	TT_CHECK(skynet_context_retire(agent_handle) == 1);
+	TT_CHECK(wait_flow_paused(id, false));
+	TT_CHECK(run_queued(ctx, 1));
+	TT_CHECK(holder_got("g"));
+	close(fd);
+	TT_CHECK(run_queued(ctx, 1)); // CLOSE
+	node_flow_stop(thread, lid);
+}
+
+/*
+ * Requests a service holds outside its mailbox weigh like mail: with 4
+ * held, one DATA message reaches the high-water mark (4); once released
+ * and the mailbox run, reading resumes.
+ */
+static void
+node_held_requests_count_as_mail(int *failed) {
+	const struct skynet_module holder = {.name = "holder", .init = holder_init};
+	pthread_t thread;
+	node_flow_start(&holder, &thread, 4, 0);
+	struct skynet_context *ctx = fixture_service("holder", NULL);
+	int lid, fd;
+	int id = node_connection(ctx, &lid, &fd);
+	TT_CHECK(id >= 0);
+	TT_CHECK(skynet_socket_flow_hold(ctx, 4) == 4);
+	TT_CHECK(send(fd, "a", 1, 0) == 1);
+	TT_CHECK(wait_flow_paused(id, true));
+	TT_CHECK(send(fd, "b", 1, 0) == 1);
+	TT_CHECK(!wait_queued_ms(ctx, 2, QUIET_MS));
+	TT_CHECK(skynet_socket_flow_hold(ctx, -3) == 1);
+	skynet_context_dispatchall(ctx); // 1 held + 0 waiting: at the low-water mark
+	TT_CHECK(holder_got("a"));
+	TT_CHECK(run_queued(ctx, 1));
+	TT_CHECK(holder_got("b"));
+	TT_CHECK(skynet_socket_flow_hold(ctx, -10) == 0); // never below 0
+	close(fd);
+	TT_CHECK(run_queued(ctx, 1)); // CLOSE
+	node_flow_stop(thread, lid);
+}
+
 int
 main(void) {
 	signal(SIGPIPE, SIG_IGN);
@@ -1403,6 +1848,9 @@ main(void) {
 	TT_RUN(peer_closing_while_output_queued);
 	TT_RUN(low_priority_waits_for_normal);
 	TT_RUN(pause_stops_reading_until_start);
+	TT_RUN(flow_pause_composes_with_owner_pause);
+	TT_RUN(flow_pause_follows_the_consumer);
+	TT_RUN(output_limit_closes_the_connection);
 	TT_RUN(bind_wraps_a_pipe);
 	TT_RUN(read_buffer_adapts);
 	TT_RUN(thousand_connections_leave_no_fd);
@@ -1410,6 +1858,9 @@ main(void) {
 	TT_RUN(idle_tracking_for_virtual_time);
 	TT_RUN(concurrent_senders_keep_per_thread_order);
 	TT_RUN(accepts_dropped_with_their_service_are_closed);
+	TT_RUN(node_connection_waits_for_its_owner);
+	TT_RUN(node_connection_waits_for_its_consumer);
+	TT_RUN(node_held_requests_count_as_mail);
 	skynet_globalexit();
 	return tt_summary();
 }
