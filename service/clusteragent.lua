@@ -10,8 +10,11 @@
 --
 -- Bounds, so that one peer cannot exhaust the node:
 --   * at most __maxpending calls in flight: the loop stops reading until
---     enough are answered (skynet.socket then pauses the socket, and TCP
---     slows the peer down);
+--     a quarter of them are answered (skynet.socket then pauses the socket,
+--     and TCP slows the peer down). The agent owns the socket, so it is the
+--     connection's flow-control consumer, and it declares its calls in
+--     flight with socketdriver.flow_hold: a backlog in its mailbox plus its
+--     parked calls pauses the socket at the node-wide high-water mark too;
 --   * multi-part messages: an announced total over __maxmessage is refused
 --     with "Invalid large req" and its parts are skipped; the bytes of all
 --     unfinished messages together may not pass __maxmessage, nor their
@@ -34,12 +37,14 @@ local skynet = require "skynet"
 local socket = require "skynet.socket"
 local core = require "skynet.cluster.core"
 local S = require "skynet.private"
+local driver = require "skynet.socketdriver"
 
 local sformat = string.format
 local tconcat = table.concat
 local unpackrequest = core.unpackrequest
 local packresponse = core.packresponse
 local socket_write = socket.write
+local flow_hold = driver.flow_hold
 local new_call = S.new_call
 local waiting = S.waiting
 local watching = S.watching
@@ -72,8 +77,16 @@ local function reply(session, ok, msg, sz)
 	socket_write(fd, r)
 end
 
+-- A call starts or ends being served. Calls in flight weigh on the
+-- connection's flow control like waiting mail (they left the mailbox).
+local function call_begun()
+	ninflight = ninflight + 1
+	flow_hold(1)
+end
+
 local function call_done()
 	ninflight = ninflight - 1
+	flow_hold(-1)
 	if reader_waits and ninflight * 4 <= opts.maxpending * 3 then
 		reader_waits = false
 		skynet.wakeup(reader_token)
@@ -112,11 +125,11 @@ local function send_call(target, addr, session, msg)
 	waiting[s] = handler
 	watching[s] = target
 	inflight[s] = { session = session, addr = addr }
-	ninflight = ninflight + 1
+	call_begun()
 end
 
 local function traced_call(target, session, msg, t)
-	ninflight = ninflight + 1
+	call_begun()
 	skynet.fork(function()
 		local ok, m, sz = pcall(skynet.tracecall, t, target, "lua", msg)
 		if ok then
@@ -220,7 +233,7 @@ end
 
 local function serve(addr, session, msg, is_push, t)
 	if request(addr, session, msg, is_push, t, false) then
-		ninflight = ninflight + 1
+		call_begun()
 		skynet.fork(function()
 			request(addr, session, msg, is_push, t, true)
 			call_done()
