@@ -383,5 +383,6 @@ skynet.start(function()
 		skynet.exit()
 		return
 	end
+	socket.nodelay(fd)
 	skynet.fork(read_loop)
 end)
