@@ -388,7 +388,13 @@ function CMD.proxy(node, name)
 	end
 	c = {}
 	proxy_creating[key] = c
-	local ok, h = pcall(skynet.newservice, "clusterproxy", node, name)
+	local s, err = CMD.sender(node)
+	local ok, h
+	if s then
+		ok, h = pcall(skynet.newservice, "clusterproxy", node, name, s)
+	else
+		ok, h = false, err
+	end
 	proxy_creating[key] = nil
 	if ok and h then
 		proxies[key] = h

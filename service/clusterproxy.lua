@@ -1,17 +1,21 @@
--- clusterproxy <node> <address>: a local stand-in for a remote service.
+-- clusterproxy <node> <address> <sender>: a local stand-in for a remote
+-- service (started by clusterd, which resolves the node's sender first, so
+-- the start waits, or fails, like a first cluster.call).
 --
 -- lua and snax messages sent here go to <address> on cluster node <node> as
 -- they are (their payload is not unpacked): a message with session 0
 -- becomes a push, any other a call whose raw reply is sent back, so
 -- skynet.call(proxy, "lua", ...) behaves like cluster.call(node, address,
 -- ...) and skynet.send like cluster.send. An address made of digits only is
--- a numeric handle. The node's sender is looked up once, at start (so the
--- start waits, or fails, like a first cluster.call).
+-- a numeric handle. In forward mode the framework frees no message, so this
+-- service makes no call of its own (a reply to it would never be freed):
+-- every reply it gets is handed on.
 local skynet = require "skynet"
 require "skynet.manager"
 
-local node, address = ...
+local node, address, sender = ...
 address = math.tointeger(tonumber(address)) or address
+sender = math.tointeger(tonumber(sender))
 
 skynet.register_protocol {
 	name = "system",
@@ -28,10 +32,8 @@ local forward_map = {
 }
 
 skynet.forward_type(forward_map, function()
-	local clusterd = skynet.uniqueservice "clusterd"
-	local sender, err = skynet.call(clusterd, "lua", "sender", node)
 	if sender == nil then
-		error(string.format("clusterproxy %s %s: %s", node, tostring(address), tostring(err)), 0)
+		error(string.format("clusterproxy %s %s: no sender", node, tostring(address)), 0)
 	end
 	skynet.dispatch("system", function(session, _, msg, sz)
 		if session == 0 then
