@@ -1,6 +1,8 @@
 -- Node "game": calls the kv service of node "db" by its cluster name, by
--- its local name and through a proxy, then pushes a value without waiting.
+-- its local name and through a proxy, pushes a value without waiting, then
+-- stops (the db node keeps running).
 local skynet = require "skynet"
+require "skynet.manager"
 local cluster = require "skynet.cluster"
 
 skynet.start(function()
@@ -15,4 +17,5 @@ skynet.start(function()
 	print("handle of kv ->", skynet.address(cluster.query("db", "kv")))
 	cluster.reload { nowhere = false } -- a node known to be down: calls fail at once
 	print("call to a down node ->", pcall(cluster.call, "nowhere", "@kv", "GET", "a"))
+	skynet.abort()
 end)
