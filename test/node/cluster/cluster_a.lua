@@ -163,7 +163,7 @@ case("a stopped peer (SIGSTOP) fails the waiting calls within __deadtime", funct
 	peer("signal", "b", "CONT")
 	t.eq(ok, false, "failed")
 	t.ok(tostring(err):find "call failed$", tostring(err))
-	local bound = math.ceil((DEADTIME + 2 * HEARTBEAT) * 100) + 50
+	local bound = math.ceil((DEADTIME + 2 * HEARTBEAT) * 100) + 100
 	t.ok(dt >= DEADTIME * 100 - 5 and dt <= bound, "within the bound: " .. dt .. " cs")
 	t.ok(wait_until(function()
 		return pcall(cluster.call, "b", "@t", "GET")
