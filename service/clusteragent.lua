@@ -157,9 +157,15 @@ local function lookup(name)
 	l = {}
 	lookups[name] = l
 	local version = names_version
-	h = skynet.call(clusterd, "lua", "queryname", name:sub(2))
-	if version ~= names_version then -- the registry changed meanwhile: ask again, once
-		h = skynet.call(clusterd, "lua", "queryname", name:sub(2))
+	local ok
+	ok, h = pcall(skynet.call, clusterd, "lua", "queryname", name:sub(2))
+	if ok and version ~= names_version then -- the registry changed meanwhile: ask again, once
+		ok, h = pcall(skynet.call, clusterd, "lua", "queryname", name:sub(2))
+	end
+	if not ok then
+		skynet.error(sformat("cluster agent %s: name lookup of %s failed: %s", peer, name,
+			tostring(h)))
+		h = nil
 	end
 	if h then
 		names[name] = h
@@ -347,7 +353,11 @@ local function read_loop()
 		if not body then
 			break
 		end
-		frame(body)
+		local ok, err = pcall(frame, body)
+		if not ok then
+			close("internal error: " .. tostring(err))
+			break
+		end
 		if ninflight >= opts.maxpending and not closing then
 			reader_waits = true
 			skynet.wait(reader_token)
@@ -371,10 +381,16 @@ function CMD.options(t)
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(_, _, cmd, ...)
+	skynet.dispatch("lua", function(session, _, cmd, ...)
 		local f = CMD[cmd]
-		if f then
-			f(...)
+		if f == nil then
+			-- e.g. a call to a stale handle that this agent took over: an
+			-- error reply, never a caller left waiting
+			error(sformat("clusteragent: unknown command (%s)", tostring(cmd)))
+		end
+		f(...)
+		if session ~= 0 then
+			skynet.ret()
 		end
 	end)
 	opts = skynet.call(clusterd, "lua", "options")

@@ -428,6 +428,17 @@ t.case("the agent answers the captured edge cases", function()
 	c.frame(H "00 | ff ff 00 00 | 08 00 00 00" .. pack "GET")
 	s, ok, text = core.unpackresponse(c.read())
 	t.ok(s == 8 and not ok and text:find "invalid address", "unused handle: " .. tostring(text))
+	-- a stale handle may now name an agent: an unknown request fails, never hangs
+	local agent
+	for addr, desc in pairs(skynet.call(".launcher", "lua", "LIST")) do
+		if desc:find "clusteragent" then
+			agent = tonumber(addr:sub(2), 16)
+		end
+	end
+	t.ok(agent, "an agent runs")
+	c.frame(H "00" .. string.pack("<I4I4", agent, 9) .. pack("GET", "a"))
+	s, ok = core.unpackresponse(c.read())
+	t.ok(s == 9 and not ok, "a call to an agent fails")
 	c.close()
 end)
 
