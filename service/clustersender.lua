@@ -26,7 +26,9 @@
 -- bothering a service. If nothing at all came in for __deadtime seconds
 -- (counted from the last frame received or from when calls started waiting,
 -- whichever is later), the peer is declared dead: the connection is closed
--- and every waiting call fails. Calls may also carry their own time limit.
+-- and every waiting call fails. With __heartbeat false no probe is sent and
+-- the timer looks every __deadtime / 4. Calls may also carry their own time
+-- limit (req's ti, in cs: the entry is dropped then).
 --
 -- Commands (lua protocol): req(address, msg, sz [, ti]) replies the raw
 -- reply bytes or an error; push(address, msg, sz); connect() -> ok, reason;
