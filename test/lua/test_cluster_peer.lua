@@ -374,6 +374,11 @@ t.case("unreachable, absent and false nodes fail instead of hanging", function()
 	t.ok(dt < 50, "flip fails at once")
 	cluster.reload { flip = me }
 	t.eq(cluster.call("flip", "@sdb", "GET"), "foobar", "flip up again")
+	-- a bad entry fails the whole reload, and changes nothing
+	t.raises("call failed", cluster.reload, { flip = false, bad = 5 })
+	t.raises("call failed", cluster.reload, { flip = false, __nosuchoption = 1 })
+	t.raises("call failed", cluster.reload, { flip = "no port" })
+	t.eq(cluster.call("flip", "@sdb", "GET"), "foobar", "flip still up")
 end)
 
 ---------------------------------------------------------------- the agent
