@@ -22,13 +22,19 @@ trap 'exit 2' INT TERM
 : >"$CLUSTER_TMP/clustername.lua"
 CLUSTER_START=cluster_a timeout 240 "$B/skynet" test/node/cluster/config >"$CLUSTER_TMP/a.out" 2>&1
 status=$?
-# the driver's own lines first, then every log
-grep -E '^(ok|FAIL|    ) ' "$CLUSTER_TMP/a.out"
-sed 's/^/  a | /' "$CLUSTER_TMP/a.out" | grep -vE '^  a \| (ok|FAIL) ' | grep -vE 'LAUNCH|accept from'
-for log in "$CLUSTER_TMP"/*.log; do
+# the driver's own lines first; then every log in full when the driver
+# failed, else only the lines of sanitizer reports (test/run.sh looks for them)
+grep -E '^(ok|FAIL) |^    [0-9]' "$CLUSTER_TMP/a.out"
+SAN_LINES='(ERROR|WARNING): [A-Za-z]*Sanitizer|^SUMMARY: [A-Za-z]*Sanitizer|: runtime error: '
+for log in "$CLUSTER_TMP/a.out" "$CLUSTER_TMP"/*.log; do
 	[ -f "$log" ] || continue
 	id=$(basename "$log" .log)
-	sed "s/^/  $id | /" "$log" | grep -vE 'LAUNCH|accept from'
+	id=${id%.out}
+	if [ "$status" -ne 0 ]; then
+		sed "s/^/  $id | /" "$log" | grep -vE '^  a \| (ok|FAIL) '
+	else
+		grep -E "$SAN_LINES" "$log" | sed "s/^/  $id | /"
+	fi
 done
 summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$CLUSTER_TMP/a.out" | tail -n 1)
 if [ -z "$summary" ]; then
