@@ -157,9 +157,27 @@ case("1,000 concurrent calls", function()
 	print(string.format("    1000 concurrent calls in %d cs", skynet.now() - t0))
 end)
 
+-- The state letter of peer id's process (/proc/<pid>/stat): "T" when stopped.
+local function peer_state(id)
+	local f = assert(io.open(tmp .. "/" .. id .. ".pid"))
+	local pid = f:read "l"
+	f:close()
+	local st = io.open("/proc/" .. pid .. "/stat")
+	if st == nil then
+		return "gone"
+	end
+	local line = st:read "l"
+	st:close()
+	return line:match "^%d+ %b() (%a)"
+end
+
 case("a stopped peer (SIGSTOP) fails the waiting calls within __deadtime", function()
 	peer("signal", "b", "STOP")
+	t.ok(wait_until(function()
+		return peer_state "b" == "T"
+	end, 200), "the peer is stopped: " .. tostring(peer_state "b"))
 	local dt, ok, err = elapsed(cluster.call, "b", "@t", "GET")
+	t.eq(peer_state "b", "T", "still stopped after the call")
 	peer("signal", "b", "CONT")
 	t.eq(ok, false, "failed")
 	t.ok(tostring(err):find "call failed$", tostring(err))
