@@ -107,6 +107,8 @@ $(foreach d,$(EXTRA_LUACLIB_DIRS),$(eval $(call luaclib_rule,$(d))))
 LUACLIB_LIBS_skynet := $(CRYPTO_LIBS)
 LUACLIB_LIBS_md5 := $(CRYPTO_LIBS)
 LUACLIB_LIBS_client := $(CRYPTO_LIBS)
+# ltls.so (lualib-src/ltls/): TLS for http.httpc/httpd and http.websocket.
+LUACLIB_LIBS_ltls := $(shell pkg-config --libs libssl) $(CRYPTO_LIBS)
 $(BUILD)/luaclib/client.so: $(OBJ)/lualib/lua-crypt.o
 
 # The demo's terminal client: its socket module, loaded by the system lua5.4

@@ -1,6 +1,8 @@
 -- The demo game server (`make run`): the world, the watchdog and its gate
 -- on gate_address:gate_port (127.0.0.1:8888), and the debug console on
--- 127.0.0.1:debug_console_port (8000). Every game setting can be set in
+-- 127.0.0.1:debug_console_port (8000), the browser arena on
+-- web_address:web_port (http://127.0.0.1:8080/) and the Prometheus metrics
+-- on 127.0.0.1:metrics_port (9100). Every game setting can be set in
 -- examples/config (see examples/settings.lua). Play with `make client`.
 local skynet = require "skynet"
 local settings = require "settings"
@@ -19,6 +21,27 @@ skynet.start(function()
 			skynet.error(string.format("debug console on 127.0.0.1:%d", s.debug_console_port))
 		else
 			skynet.error("warn: main: no debug console (service/debug_console.lua missing?)")
+		end
+	end
+	-- The web front and the metrics are extras: a port already taken is
+	-- logged and the game runs on without them.
+	if s.web_port > 0 then
+		local ok, err = pcall(function()
+			local web = skynet.newservice("webgate")
+			local waddr, wport = skynet.call(web, "lua", "start", {
+				web_address = s.web_address, web_port = s.web_port, gate_address = s.gate_address,
+				gate_port = port, max_request = s.max_request, maxclient = s.maxclient,
+			})
+			skynet.error(string.format("browser arena on http://%s:%d/", waddr, wport))
+		end)
+		if not ok then
+			skynet.error("warn: main: no browser arena: " .. tostring(err))
+		end
+	end
+	if s.metrics_port > 0 then
+		local ok, err = pcall(skynet.newservice, "metrics", "127.0.0.1", s.metrics_port)
+		if not ok then
+			skynet.error("warn: main: no metrics endpoint: " .. tostring(err))
 		end
 	end
 	skynet.error(string.format("demo: play with `make client` (or: lua5.4 examples/client.lua"

@@ -12,6 +12,9 @@ M.DEFAULTS = {
 	maxclient = 1024,
 	debug_console_port = 8000,
 	max_request = 256, -- longest request payload in bytes
+	web_address = "127.0.0.1", -- the browser arena (examples/web) and its WebSocket
+	web_port = 8080, -- 0: no web server
+	metrics_port = 9100, -- Prometheus metrics on 127.0.0.1; 0: none
 	-- the arena
 	map_width = 20,
 	map_height = 20,

@@ -146,4 +146,43 @@ struct skynet_multicast_package {
 /* Drop one reference on pkg; the last one frees pkg->data and pkg. Thread-safe. */
 void skynet_multicast_release(struct skynet_multicast_package *pkg);
 
+/*
+ * Node statistics for monitoring (the metrics service). Cheap to keep: the
+ * timer's counters are written by the one thread advancing the wheel, the
+ * per-service figures are the ones STAT already reads.
+ */
+struct skynet_service_stat {
+	uint32_t handle;
+	int mqlen;         // messages waiting in its queue
+	uint64_t messages; // messages dispatched to it (STAT "message")
+	uint64_t cpu_us;   // time spent in its callback (STAT "cpu"), microseconds
+};
+
+/*
+ * Fills out[0..cap) with the live services in handle order and returns how
+ * many were found (more than cap: only cap were written; call again with a
+ * bigger array). Thread-safe; services may come and go during the walk.
+ */
+int skynet_service_stats(struct skynet_service_stat *out, int cap);
+
+#define SKYNET_TIMER_LATE_BUCKETS 10
+
+/*
+ * Timers: pending now, fired since start, and how late they fired: the time
+ * from the start of their deadline tick until the timer thread dispatched
+ * them, counted per bucket (bucket i holds lateness <= skynet_timer_late_le_us(i),
+ * the last one everything above). Thread-safe; the figures are read without a
+ * common lock, so fired and the bucket sum may differ by one batch.
+ */
+struct skynet_timer_stat {
+	uint64_t pending;
+	uint64_t fired;
+	uint64_t late_sum_us;
+	uint64_t late[SKYNET_TIMER_LATE_BUCKETS];
+};
+void skynet_timer_stat(struct skynet_timer_stat *out);
+
+/* Upper bound of lateness bucket i in microseconds (0 for the last, unbounded one). */
+uint32_t skynet_timer_late_le_us(int i);
+
 #endif

@@ -751,6 +751,27 @@ cmd_monitor(struct skynet_context *context, const char *param) {
 	return NULL;
 }
 
+int
+skynet_service_stats(struct skynet_service_stat *out, int cap) {
+	int cursor = 0;
+	int n = 0;
+	uint32_t handle;
+	while ((handle = skynet_handle_next(&cursor)) != 0) {
+		struct skynet_context *ctx = skynet_handle_grab(handle);
+		if (ctx == NULL)
+			continue; // retired during the walk
+		if (n < cap) {
+			out[n].handle = handle;
+			out[n].mqlen = skynet_mq_length(ctx->queue);
+			out[n].messages = (uint32_t)ATOM_LOAD_RELAXED(&ctx->message_count);
+			out[n].cpu_us = ATOM_LOAD_RELAXED(&ctx->cpu_cost);
+		}
+		n++;
+		skynet_context_release(ctx);
+	}
+	return n;
+}
+
 static const char *
 cmd_endless(struct skynet_context *context, const char *param) {
 	int endless = ATOM_XCHG(&context->endless, 0);

@@ -80,6 +80,10 @@ struct timer_state {
 	bool warned_backwards;        // advancing
 	ATOM_U64 now_cs;
 	ATOM_U64 clock_cs; // real time only
+	/* Statistics: written by the advancer only (under advancing), read relaxed. */
+	ATOM_U64 fired;
+	ATOM_U64 late_sum_us;
+	ATOM_U64 late[SKYNET_TIMER_LATE_BUCKETS];
 	uint32_t starttime;
 	bool virtual_time;
 };
@@ -189,6 +193,39 @@ dispatch(const struct skynet_wheel_expired *batch, size_t n) {
 		(void)push_response(batch[i].handle, batch[i].session);
 }
 
+static const uint32_t LATE_LE_US[SKYNET_TIMER_LATE_BUCKETS - 1] = {
+    1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000,
+};
+
+uint32_t
+skynet_timer_late_le_us(int i) {
+	return i >= 0 && i < SKYNET_TIMER_LATE_BUCKETS - 1 ? LATE_LE_US[i] : 0;
+}
+
+/* Counts n timers fired late_us after their tick began. Caller holds advancing
+ * (the only writer); relaxed stores pair with the relaxed loads of skynet_timer_stat. */
+static void
+count_fired(struct timer_state *t, size_t n, uint64_t late_us) {
+	int b = 0;
+	while (b < SKYNET_TIMER_LATE_BUCKETS - 1 && late_us > LATE_LE_US[b])
+		b++;
+	ATOM_STORE_RELAXED(&t->fired, ATOM_LOAD_RELAXED(&t->fired) + n);
+	ATOM_STORE_RELAXED(&t->late[b], ATOM_LOAD_RELAXED(&t->late[b]) + n);
+	ATOM_STORE_RELAXED(&t->late_sum_us, ATOM_LOAD_RELAXED(&t->late_sum_us) + n * late_us);
+}
+
+void
+skynet_timer_stat(struct skynet_timer_stat *out) {
+	struct timer_state *t = TIMER;
+	out->pending = skynet_timer_pending(0);
+	out->fired = ATOM_LOAD_RELAXED(&t->fired);
+	out->late_sum_us = ATOM_LOAD_RELAXED(&t->late_sum_us);
+	for (int i = 0; i < SKYNET_TIMER_LATE_BUCKETS; i++)
+		out->late[i] = ATOM_LOAD_RELAXED(&t->late[i]);
+}
+
+static uint64_t monotonic_us(void);
+
 int
 skynet_timeout(uint32_t handle, int time_cs, int session) {
 	if (time_cs <= 0)
@@ -260,8 +297,16 @@ advance_to(struct timer_state *t, uint64_t target_cs) {
 		size_t n = skynet_wheel_advance(t->wheel, &left, batch, TIMER_BATCH);
 		t->wheel_cs += ticks - left;
 		more = left > 0 || skynet_wheel_has_due(t->wheel);
+		uint64_t tick = t->wheel_cs;
 		SPIN_UNLOCK(t);
 		dispatch(batch, n);
+		if (n > 0) {
+			/* The tick began (now_cs - tick) cs before the clock reading clock_cs. */
+			uint64_t behind = ATOM_LOAD(&t->now_cs) - tick;
+			uint64_t begin_us = (ATOM_LOAD(&t->clock_cs) - behind) * 10000;
+			uint64_t now_us = monotonic_us();
+			count_fired(t, n, now_us > begin_us ? now_us - begin_us : 0);
+		}
 	} while (more);
 }
 
@@ -360,6 +405,7 @@ skynet_timer_advance_idle(void) {
 	bool more = false;
 	size_t n = jump_to_next(t, batch, &more);
 	dispatch(batch, n);
+	count_fired(t, n, 0); // virtual time: every timer fires on its tick
 	while (more) {
 		uint64_t none = 0;
 		SPIN_LOCK(t);
@@ -367,6 +413,7 @@ skynet_timer_advance_idle(void) {
 		more = skynet_wheel_has_due(t->wheel);
 		SPIN_UNLOCK(t);
 		dispatch(batch, m);
+		count_fired(t, m, 0);
 	}
 	skynet_cond_unlock(&t->advancing);
 	return n > 0;

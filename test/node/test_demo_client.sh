@@ -43,6 +43,8 @@ lua_cpath = "$B/luaclib/?.so"
 logger = "$dir/node.log"
 gate_port = 0
 debug_console_port = 0
+web_port = 0
+metrics_port = 0
 idle_kick_cs = 100
 monster_count = 0
 CFG

@@ -1,0 +1,272 @@
+-- metrics: the node's state in the Prometheus text format (version 0.0.4)
+-- at GET /metrics on a loopback address.
+--
+--   skynet.newservice("metrics", "127.0.0.1", 9100[, top])
+--   (or the config keys metrics_address / metrics_port when started with
+--   no arguments; top: how many services get per-service series, 10)
+--
+-- Every scrape reads the core's figures (skynet.metrics: services, queue
+-- lengths, messages, CPU, timers and the timer lateness histogram), asks the
+-- top services by CPU for their Lua memory through the debug protocol
+-- (at most 50 cs each), counts the sockets (socketdriver.info) and reads the
+-- process's RSS and CPU from /proc/self. Only loopback addresses are
+-- accepted: the numbers describe the inside of the node.
+--
+-- Counters that sum over live services (messages dispatched) would drop
+-- when a service exits; the exported value never decreases: it is the
+-- largest sum seen plus the messages of services that exited since (their
+-- last known count).
+local skynet = require "skynet"
+local core = require "skynet.metrics"
+local driver = require "skynet.socketdriver"
+local server = require "http.server"
+require "skynet.timer" -- skynet.timeout_call
+
+local sformat = string.format
+local tconcat = table.concat
+
+local TOP_DEFAULT <const> = 10
+local MEM_TIMEOUT_CS <const> = 50
+
+local top_n = TOP_DEFAULT
+local known = {} -- handle -> last message count seen
+local retired_messages = 0 -- messages of services that exited since start
+local names = {} -- handle -> "snlua agent" (launcher's list, refreshed per scrape)
+
+local PAGE_SIZE = 4096
+local CLK_TCK = 100
+
+local function is_loopback(addr)
+	return addr == "localhost" or addr == "::1" or addr:match "^127%.%d+%.%d+%.%d+$" ~= nil
+end
+
+local function escape_label(v)
+	return (tostring(v):gsub("\\", "\\\\"):gsub("\n", "\\n"):gsub('"', '\\"'))
+end
+
+local function fmt(v)
+	if v == math.huge then
+		return "+Inf"
+	end
+	if math.type(v) == "integer" then
+		return tostring(v)
+	end
+	return sformat("%.17g", v)
+end
+
+local function metric(out, name, kind, help)
+	out[#out + 1] = sformat("# HELP %s %s", name, help)
+	out[#out + 1] = sformat("# TYPE %s %s", name, kind)
+end
+
+local function sample(out, name, value, labels)
+	if labels then
+		out[#out + 1] = sformat("%s{%s} %s", name, labels, fmt(value))
+	else
+		out[#out + 1] = sformat("%s %s", name, fmt(value))
+	end
+end
+
+local function proc_stat()
+	local f = io.open("/proc/self/stat")
+	if not f then
+		return nil
+	end
+	local line = f:read("l")
+	f:close()
+	-- fields after the command name (which may contain spaces) in parentheses
+	local rest = line:match "%) (.*)$"
+	local fields = {}
+	for w in rest:gmatch "%S+" do
+		fields[#fields + 1] = w
+	end
+	-- rest starts at field 3 (state): utime is field 14, stime 15, rss 24
+	local utime, stime = tonumber(fields[12]), tonumber(fields[13])
+	local rss_pages = tonumber(fields[22])
+	return (utime + stime) / CLK_TCK, rss_pages * PAGE_SIZE
+end
+
+local function refresh_names()
+	local ok, list = pcall(skynet.call, ".launcher", "lua", "LIST")
+	if ok and type(list) == "table" then
+		names = {}
+		for addr, desc in pairs(list) do
+			local h = type(addr) == "string" and tonumber(addr:sub(2), 16) or addr
+			if h then
+				names[h] = desc
+			end
+		end
+	end
+end
+
+local function lua_memory(handle)
+	local ok, done, kb = pcall(skynet.timeout_call, MEM_TIMEOUT_CS, handle, "debug", "MEM")
+	if ok and done and type(kb) == "number" then
+		return kb * 1024
+	end
+end
+
+local function service_label(h)
+	local name = names[h] or "?"
+	return sformat('service=":%08x",name="%s"', h, escape_label(name))
+end
+
+local function render()
+	refresh_names()
+	local services = core.services()
+	local timers = core.timers()
+	local out = {}
+
+	-- services, queues, messages
+	local sum, qtotal, qmax = 0, 0, 0
+	local seen = {}
+	for _, s in ipairs(services) do
+		sum = sum + s.message
+		qtotal = qtotal + s.mqlen
+		if s.mqlen > qmax then
+			qmax = s.mqlen
+		end
+		seen[s.handle] = s.message
+	end
+	for h, count in pairs(known) do
+		if seen[h] == nil then
+			retired_messages = retired_messages + count
+		end
+	end
+	known = seen
+	metric(out, "skynet_services", "gauge", "Services alive in the node.")
+	sample(out, "skynet_services", #services)
+	metric(out, "skynet_messages_dispatched_total", "counter",
+		"Messages dispatched to services since the node started.")
+	sample(out, "skynet_messages_dispatched_total", sum + retired_messages)
+	metric(out, "skynet_queue_messages", "gauge", "Messages waiting in all service queues.")
+	sample(out, "skynet_queue_messages", qtotal)
+	metric(out, "skynet_queue_messages_max", "gauge", "Messages waiting in the longest service queue.")
+	sample(out, "skynet_queue_messages_max", qmax)
+
+	-- timers
+	metric(out, "skynet_timers_pending", "gauge", "Timers waiting to fire.")
+	sample(out, "skynet_timers_pending", timers.pending)
+	metric(out, "skynet_timers_fired_total", "counter", "Timers fired since the node started.")
+	sample(out, "skynet_timers_fired_total", timers.fired)
+	metric(out, "skynet_timer_lateness_seconds", "histogram",
+		"Time from the start of a timer's deadline tick until it was dispatched.")
+	local cumulative = 0
+	for _, b in ipairs(timers.buckets) do
+		cumulative = cumulative + b[2]
+		sample(out, "skynet_timer_lateness_seconds_bucket", cumulative, sformat('le="%s"', fmt(b[1])))
+	end
+	sample(out, "skynet_timer_lateness_seconds_sum", timers.late_sum)
+	sample(out, "skynet_timer_lateness_seconds_count", cumulative)
+
+	-- the top services by CPU
+	table.sort(services, function(a, b)
+		if a.cpu ~= b.cpu then
+			return a.cpu > b.cpu
+		end
+		return a.handle < b.handle
+	end)
+	local top = {}
+	for i = 1, math.min(top_n, #services) do
+		top[i] = services[i]
+	end
+	metric(out, "skynet_service_cpu_seconds_total", "counter",
+		sformat("CPU time spent in a service's callback (the %d busiest services).", top_n))
+	for _, s in ipairs(top) do
+		sample(out, "skynet_service_cpu_seconds_total", s.cpu, service_label(s.handle))
+	end
+	metric(out, "skynet_service_messages_total", "counter",
+		sformat("Messages dispatched to a service (the %d busiest services).", top_n))
+	for _, s in ipairs(top) do
+		sample(out, "skynet_service_messages_total", s.message, service_label(s.handle))
+	end
+	metric(out, "skynet_service_queue_messages", "gauge",
+		sformat("Messages waiting in a service's queue (the %d busiest services).", top_n))
+	for _, s in ipairs(top) do
+		sample(out, "skynet_service_queue_messages", s.mqlen, service_label(s.handle))
+	end
+	metric(out, "skynet_service_lua_memory_bytes", "gauge",
+		sformat("Lua heap of a service (the %d busiest Lua services).", top_n))
+	for _, s in ipairs(top) do
+		local desc = names[s.handle]
+		if desc and desc:match "^snlua" then
+			local bytes = s.handle == skynet.self() and collectgarbage("count") * 1024
+				or lua_memory(s.handle)
+			if bytes then
+				sample(out, "skynet_service_lua_memory_bytes", math.floor(bytes), service_label(s.handle))
+			end
+		end
+	end
+
+	-- sockets
+	local counts = {}
+	for _, info in ipairs(driver.info() or {}) do
+		local kind = (info.type or "unknown"):lower()
+		counts[kind] = (counts[kind] or 0) + 1
+	end
+	metric(out, "skynet_sockets", "gauge", "Sockets open in the node, by kind.")
+	local kinds = {}
+	for k in pairs(counts) do
+		kinds[#kinds + 1] = k
+	end
+	table.sort(kinds)
+	for _, k in ipairs(kinds) do
+		sample(out, "skynet_sockets", counts[k], sformat('kind="%s"', escape_label(k)))
+	end
+
+	-- the process
+	local cpu, rss = proc_stat()
+	if cpu then
+		metric(out, "process_cpu_seconds_total", "counter", "User and system CPU time of the process.")
+		sample(out, "process_cpu_seconds_total", cpu)
+		metric(out, "process_resident_memory_bytes", "gauge", "Resident memory of the process.")
+		sample(out, "process_resident_memory_bytes", rss)
+	end
+	metric(out, "process_start_time_seconds", "gauge", "Start time of the process since the epoch.")
+	sample(out, "process_start_time_seconds", skynet.starttime())
+	out[#out + 1] = ""
+	return tconcat(out, "\n")
+end
+
+local function handler(req)
+	if req.path ~= "/metrics" then
+		return 404, "see /metrics\n"
+	end
+	if req.method ~= "GET" and req.method ~= "HEAD" then
+		return 405, "GET only\n", { allow = "GET, HEAD" }
+	end
+	local body = render()
+	return 200, req.method == "HEAD" and "" or body,
+		{ ["content-type"] = "text/plain; version=0.0.4; charset=utf-8" }
+end
+
+local address, port, top = ...
+skynet.start(function()
+	address = address or skynet.getenv "metrics_address" or "127.0.0.1"
+	port = tonumber(port or skynet.getenv "metrics_port")
+	top_n = tonumber(top or skynet.getenv "metrics_top") or TOP_DEFAULT
+	if port == nil then
+		error("metrics: no port (metrics_port or the second argument)")
+	end
+	if not is_loopback(address) then
+		error(sformat("metrics: %s is not a loopback address", address))
+	end
+	local f = io.popen("getconf PAGESIZE 2>/dev/null; getconf CLK_TCK 2>/dev/null")
+	if f then
+		PAGE_SIZE = tonumber(f:read("l")) or PAGE_SIZE
+		CLK_TCK = tonumber(f:read("l")) or CLK_TCK
+		f:close()
+	end
+	local _, addr, bound = server.listen { address = address, port = port, handler = handler,
+		max_connections = 16, bodylimit = 0, timeout = 500 }
+	skynet.error(sformat("metrics on http://%s:%d/metrics", addr, bound))
+	skynet.dispatch("lua", function(session, source, cmd)
+		if cmd == "port" then
+			skynet.retpack(bound)
+		elseif cmd == "render" then
+			skynet.retpack(render())
+		else
+			error("metrics: unknown command " .. tostring(cmd))
+		end
+	end)
+end)
