@@ -1,0 +1,437 @@
+-- clustersender <node> <nodename> <address>: the one connection of this node
+-- to the cluster node <node>, and that node's session counter.
+--
+-- The connection is opened on demand: by `connect` (clusterd, first use), by
+-- any request while there is none, and at once after changenode. Each open
+-- is one attempt bounded by __connecttimeout; after a failure, requests in
+-- the next RETRY_MIN_CS .. RETRY_MAX_CS (doubling) fail at once instead of
+-- reconnecting, so a down node costs one attempt per back-off period.
+-- Concurrent requests wait for the attempt in progress and then write in
+-- their arrival order, so the frames of one connection leave in the order
+-- the requests came (a multi-part message is written whole).
+--
+-- State:
+--   session    the next session (1..0x7fffffff, wraps to 1). It belongs to
+--              the sender, not to a connection: it keeps counting across
+--              reconnects, so a late reply can never match a new call.
+--   pending    session -> { resp = response closure, addr = address } for
+--              each call written and not answered; npending counts them.
+--   partial    session -> slices of a multi-part reply (only for pending
+--              sessions; at most __maxmessage bytes each).
+--   probe      the session of the heartbeat probe in flight, or nil.
+--
+-- Liveness. While calls are waiting, a timer looks at the connection every
+-- __heartbeat seconds. If nothing came in for that long, it writes a probe:
+-- a name query for "" (address 0), which any peer answers at once without
+-- bothering a service. If nothing at all came in for __deadtime seconds
+-- (counted from the last frame received or from when calls started waiting,
+-- whichever is later), the peer is declared dead: the connection is closed
+-- and every waiting call fails. With __heartbeat false no probe is sent and
+-- the timer looks every __deadtime / 4. Calls may also carry their own time
+-- limit (req's ti, in cs: the entry is dropped then).
+--
+-- Commands (lua protocol): req(address, msg, sz [, ti]) replies the raw
+-- reply bytes or an error; push(address, msg, sz); connect() -> ok, reason;
+-- changenode(address | false); options(tbl).
+local skynet = require "skynet"
+local socket = require "skynet.socket"
+local core = require "skynet.cluster.core"
+
+local sformat = string.format
+local tconcat = table.concat
+
+local node, nodename, address = ...
+
+local RETRY_MIN_CS <const> = 10
+local RETRY_MAX_CS <const> = 200
+local LATE_LOG_CS <const> = 100 -- at most one "unknown session" line per second
+local PROBE <const> = {}
+
+local opts = { connecttimeout = 5, heartbeat = 1, deadtime = 10, maxmessage = 16 * 1024 * 1024 }
+local host, port -- the current target; host false: the node is down
+local generation = 0 -- bumped by changenode
+local fd -- the connection, when there is one
+local connecting -- tokens waiting for the attempt in progress
+local last_error = "not connected"
+local retry_at, retry_cs = 0, 0
+local session = 1
+local pending, npending = {}, 0
+local partial = {}
+local probe
+local last_rx, busy_since = 0, 0
+local ticking = false
+local late_n, late_logged = 0, -LATE_LOG_CS
+
+local function target(addr)
+	if addr == false or addr == "false" then
+		host, port = false, nil
+		return
+	end
+	local h, p = addr:match "^%[(.+)%]:(%d+)$"
+	if h == nil then
+		h, p = addr:match "^([^:]+):(%d+)$"
+	end
+	host, port = h, tonumber(p)
+end
+
+local function describe(addr)
+	if addr == 0 then
+		return "the name query"
+	elseif type(addr) == "number" then
+		return skynet.address(addr)
+	end
+	return tostring(addr)
+end
+
+local function where()
+	if host then
+		return sformat("cluster node [%s] (%s:%s)", node, host, tostring(port))
+	end
+	return sformat("cluster node [%s]", node)
+end
+
+-- Drops connection id: every call waiting on it fails.
+local function drop(id, reason)
+	if fd ~= id or id == nil then
+		return
+	end
+	fd = nil
+	partial = {}
+	probe = nil
+	local p, n = pending, npending
+	pending, npending = {}, 0
+	for _, v in pairs(p) do
+		if v ~= PROBE then
+			v.resp(false)
+		end
+	end
+	skynet.error(sformat("%s: %s%s", where(), reason,
+		n > 0 and sformat(", %d waiting calls failed", n) or ""))
+	skynet.fork(socket.close, id)
+end
+
+local function late(s)
+	late_n = late_n + 1
+	local now = skynet.now()
+	if now - late_logged >= LATE_LOG_CS then
+		skynet.error(sformat("%s: unknown session : %d%s", where(), s,
+			late_n > 1 and sformat(" (%d unknown since the last report)", late_n) or ""))
+		late_logged = now
+		late_n = 0
+	end
+end
+
+local function finish(s, ok, data)
+	local p = pending[s]
+	pending[s] = nil
+	npending = npending - 1
+	if ok then
+		p.resp(true, data)
+	else
+		skynet.error(sformat("%s: call to %s failed: %s", where(), describe(p.addr), data))
+		p.resp(false)
+	end
+end
+
+-- One response body. Raises on a malformed one (the connection is dropped).
+local function dispatch(body)
+	local s, ok, data, padding = core.unpackresponse(body)
+	local p = pending[s]
+	if p == PROBE then
+		pending[s] = nil
+		probe = nil
+		return
+	end
+	if p == nil then
+		return late(s)
+	end
+	if padding == nil then
+		partial[s] = nil
+		return finish(s, ok, data)
+	end
+	local pt = partial[s]
+	if type(data) == "number" then -- begin: the total
+		if data > opts.maxmessage then
+			partial[s] = nil
+			return finish(s, false, sformat("reply of %d bytes is over __maxmessage (%d)", data,
+				opts.maxmessage))
+		end
+		partial[s] = { total = data, got = 0 }
+		return
+	end
+	if pt == nil then
+		return late(s)
+	end
+	pt.got = pt.got + #data
+	if pt.got > pt.total then
+		partial[s] = nil
+		return finish(s, false, sformat("multi-part reply longer than announced (%d)", pt.total))
+	end
+	pt[#pt + 1] = data
+	if not padding then
+		partial[s] = nil
+		if pt.got ~= pt.total then
+			return finish(s, false, sformat("multi-part reply of %d bytes, %d announced", pt.got,
+				pt.total))
+		end
+		return finish(s, true, tconcat(pt))
+	end
+end
+
+local function reader(id)
+	while true do
+		local h = socket.read(id, 2)
+		if not h then
+			break
+		end
+		local len = (h:byte(1) << 8) | h:byte(2)
+		local body = socket.read(id, len)
+		if not body then
+			break
+		end
+		last_rx = skynet.now()
+		local ok, err = pcall(dispatch, body)
+		if not ok then
+			return drop(id, "bad response from the peer: " .. tostring(err))
+		end
+	end
+	drop(id, "connection closed by the peer")
+end
+
+-- One attempt bounded by the connect timeout: id, or nil, reason.
+local function open(h, p)
+	local token = {}
+	local state = { done = false }
+	skynet.fork(function()
+		local id, err = socket.open(h, p)
+		if state.done then -- given up already
+			if id then
+				socket.close(id)
+			end
+			return
+		end
+		state.done = true
+		state.id, state.err = id, err
+		skynet.wakeup(token)
+	end)
+	skynet.sleep(math.ceil(opts.connecttimeout * 100), token)
+	if not state.done then
+		state.done = true
+		return nil, sformat("connect timeout (%s s)", tostring(opts.connecttimeout))
+	end
+	if state.id == nil then
+		return nil, "connect failed: " .. tostring(state.err)
+	end
+	return state.id
+end
+
+-- true when connected, else false, reason. At most one attempt runs; the
+-- others wait for it and are resumed in arrival order.
+local function connect()
+	if fd then
+		return true
+	end
+	if connecting then
+		local token = {}
+		connecting[#connecting + 1] = token
+		skynet.wait(token)
+		if fd then
+			return true
+		end
+		return false, last_error
+	end
+	if not host then
+		return false, "the node is down (set to false)"
+	end
+	local now = skynet.now()
+	if now < retry_at then
+		return false, sformat("%s (next attempt in %.2f s)", last_error, (retry_at - now) / 100)
+	end
+	connecting = {}
+	local id, err
+	repeat
+		local gen = generation
+		if not host then
+			err = "the node is down (set to false)"
+			break
+		end
+		id, err = open(host, port)
+		if id and gen ~= generation then -- re-targeted meanwhile: go to the new address
+			skynet.fork(socket.close, id)
+			id = nil
+		end
+	until gen == generation
+	if id then
+		fd = id
+		socket.nodelay(id)
+		last_rx = skynet.now()
+		retry_cs, retry_at = 0, 0
+		skynet.fork(reader, id)
+	else
+		last_error = err
+		retry_cs = retry_cs == 0 and RETRY_MIN_CS or math.min(retry_cs * 2, RETRY_MAX_CS)
+		retry_at = skynet.now() + retry_cs
+		skynet.error(sformat("%s: %s", where(), err))
+	end
+	local w = connecting
+	connecting = nil
+	for _, token in ipairs(w) do
+		skynet.wakeup(token)
+	end
+	return fd ~= nil, err
+end
+
+local function write(data)
+	if not socket.write(fd, data) then
+		drop(fd, "write failed")
+	end
+end
+
+-- cs between two looks at a connection with calls waiting.
+local function tick_cs()
+	local every = opts.heartbeat or opts.deadtime / 4
+	return math.max(1, math.ceil(every * 100))
+end
+
+local function tick()
+	ticking = false
+	if fd == nil or npending == 0 then
+		return
+	end
+	local now = skynet.now()
+	local silence = now - math.max(last_rx, busy_since)
+	if silence >= math.ceil(opts.deadtime * 100) then
+		drop(fd, sformat("no answer for %.2f s, the peer is not responding", silence / 100))
+		return
+	end
+	if opts.heartbeat and probe == nil and silence >= math.ceil(opts.heartbeat * 100) then
+		probe = session
+		session = session >= 0x7fffffff and 1 or session + 1
+		pending[probe] = PROBE
+		write((core.packrequest(0, probe, skynet.packstring "")))
+	end
+	ticking = true
+	skynet.timeout(tick_cs(), tick)
+end
+
+local function start_ticking()
+	if not ticking and fd and npending > 0 then
+		ticking = true
+		skynet.timeout(tick_cs(), tick)
+	end
+end
+
+local function raw(data)
+	return data
+end
+
+local CMD = {}
+
+function CMD.req(addr, msg, sz, ti)
+	local resp = skynet.response(raw)
+	local s = session
+	local ok, frame, nexts, parts = pcall(core.packrequest, addr, s, msg, sz)
+	if not ok then
+		skynet.error(sformat("%s: bad request: %s", where(), frame))
+		return resp(false)
+	end
+	session = nexts
+	local tag = skynet.tracetag()
+	if tag then
+		if tag:sub(1, 1) ~= "(" then
+			tag = sformat("(%s-%s-%d)%s", nodename, node, nexts, tag)
+		end
+		local good, tframe = pcall(core.packtrace, tag)
+		if not good then
+			skynet.error(sformat("%s: %s", where(), tframe))
+			return resp(false)
+		end
+		frame = tframe .. frame
+	end
+	local connected, err = connect()
+	if not connected then
+		skynet.error(sformat("%s: call to %s failed: %s", where(), describe(addr), err))
+		return resp(false)
+	end
+	if npending == 0 then
+		busy_since = skynet.now()
+	end
+	local p = { resp = resp, addr = addr }
+	pending[s] = p
+	npending = npending + 1
+	if parts then
+		write(frame .. tconcat(parts))
+	else
+		write(frame)
+	end
+	start_ticking()
+	if ti then
+		skynet.timeout(ti, function()
+			if pending[s] == p then
+				pending[s] = nil
+				npending = npending - 1
+				partial[s] = nil
+				p.resp(false) -- the caller gave up already: this only frees the entry
+			end
+		end)
+	end
+end
+
+function CMD.push(addr, msg, sz)
+	local ok, frame, nexts, parts = pcall(core.packpush, addr, session, msg, sz)
+	if not ok then
+		skynet.error(sformat("%s: bad push: %s", where(), frame))
+		return
+	end
+	session = nexts
+	local connected, err = connect()
+	if not connected then
+		skynet.error(sformat("%s: push to %s dropped: %s", where(), describe(addr), err))
+		return
+	end
+	if parts then
+		write(frame .. tconcat(parts))
+	else
+		write(frame)
+	end
+end
+
+function CMD.connect()
+	skynet.retpack(connect())
+end
+
+function CMD.changenode(addr)
+	generation = generation + 1
+	target(addr)
+	retry_cs, retry_at = 0, 0
+	last_error = "not connected"
+	if fd then
+		drop(fd, sformat("re-targeted to %s", tostring(addr)))
+	end
+	if host and not connecting then
+		skynet.fork(connect)
+	end
+end
+
+function CMD.options(t)
+	for k, v in pairs(t) do
+		opts[k] = v
+	end
+	local session_ = skynet.context()
+	if session_ and session_ ~= 0 then
+		skynet.retpack(true)
+	end
+	start_ticking()
+end
+
+target(address)
+
+skynet.start(function()
+	skynet.dispatch("lua", function(_, _, cmd, ...)
+		local f = CMD[cmd]
+		if f == nil then
+			error(sformat("clustersender: unknown command (%s)", tostring(cmd)))
+		end
+		f(...)
+	end)
+end)
