@@ -4,6 +4,7 @@
 local t = require "testlib"
 
 local NAMES = {
+	cluster = "skynet.cluster",
 	crypt = "skynet.crypt",
 	datacenter = "skynet.datacenter",
 	dns = "skynet.dns",
