@@ -18,7 +18,7 @@ local report = require "bench_report"
 local hpc = skynet.hpc
 
 local SERVICES <const> = tonumber(skynet.getenv("footprint_services")) or 10000 -- for runs by hand
-local FIRST <const> = 1000
+local FIRST <const> = math.min(1000, SERVICES)
 local TICK_SECONDS <const> = 5
 local WATCHDOG_CS <const> = 18000
 

@@ -12,7 +12,7 @@
 
 #pragma GCC visibility push(hidden)
 
-#define SNLUA_POOL_GRAIN   16
+#define SNLUA_POOL_GRAIN   8
 #define SNLUA_POOL_MAX     128
 #define SNLUA_POOL_CLASSES (SNLUA_POOL_MAX / SNLUA_POOL_GRAIN)
 
