@@ -43,7 +43,11 @@
 local c = require "skynet.core"
 local skynet_require = require "skynet.require"
 
-local mark_framework = debug.getregistry()["snlua.framework"] -- nil outside snlua
+-- snlua's hooks (nil outside snlua); through package.preload rather than
+-- debug.getregistry, so that a service need not open the debug library.
+local snlua = package.preload["skynet.snlua"] and require "skynet.snlua"
+local mark_framework = snlua and snlua.framework
+local granted = snlua and snlua.granted -- loads past skynet.memlimit (see LAZY)
 if mark_framework then
 	mark_framework()
 end
@@ -56,7 +60,14 @@ local error = error
 local tunpack = table.unpack
 local tpack = table.pack
 local sformat = string.format
-local traceback = debug.traceback
+-- debug.traceback, looked up when an error needs it: most services never
+-- open the debug library (snlua opens it on first use).
+local function traceback(msg)
+	return debug.traceback(msg, 2) -- level 2: the frame that raised, as without this wrapper
+end
+local function co_traceback(co, msg)
+	return debug.traceback(co, msg)
+end
 local coroutine_create = coroutine.create
 local coroutine_resume = coroutine.resume
 local coroutine_yield = coroutine.yield
@@ -207,9 +218,15 @@ end
 
 ---------------------------------------------------------------- protocols
 
+-- math.type(v) == "integer" without the math library (opened on first use):
+-- an integer prints as digits only, a float never does ("3.0", "1e+20", "inf").
+local function is_integer(v)
+	return type(v) == "number" and not tostring(v):find("[^%-%d]")
+end
+
 function skynet.register_protocol(class)
 	local name, id = class.name, class.id
-	assert(type(name) == "string" and math.type(id) == "integer" and id >= 0 and id <= 255,
+	assert(type(name) == "string" and is_integer(id) and id >= 0 and id <= 255,
 		"skynet.register_protocol: bad name or id")
 	assert(proto[name] == nil and proto[id] == nil,
 		"skynet.register_protocol: already registered (" .. name .. ")")
@@ -329,7 +346,7 @@ end
 
 -- co died with err (or ran an unknown command): log, fail its request, close it.
 local function co_error(co, err)
-	push_error(traceback(co, tostring(err)))
+	push_error(co_traceback(co, tostring(err)))
 	local session = req_session[co]
 	if session ~= nil then
 		local source = req_source[co]
@@ -745,9 +762,6 @@ end
 
 -- Returns the new session and its timer object (a light userdata).
 local function new_timer(ti)
-	if math.type(ti) ~= "integer" then
-		ti = math.floor(assert(tonumber(ti), "skynet.timeout: time must be a number"))
-	end
 	if wrapped then
 		session_guard()
 	end
@@ -947,7 +961,15 @@ setmetatable(skynet, {
 		end
 		local _, e = LAZY:find(" " .. k .. "=", 1, true)
 		if e then
-			local r = require(LAZY_MODULE[LAZY:sub(e + 1, e + 1)])
+			-- Under snlua's memory grant: a service at its limit can still
+			-- use a function it has not loaded yet (skynet.exit above all).
+			local name = LAZY_MODULE[LAZY:sub(e + 1, e + 1)]
+			local r
+			if granted then
+				r = granted(require, name)
+			else
+				r = require(name)
+			end
 			if k == "cache" then
 				rawset(t, k, r)
 			end
