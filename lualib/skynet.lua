@@ -37,8 +37,9 @@
 -- Footprint. Each service compiles nothing (bytecode is cached) but still
 -- holds its own copy of every function prototype, so this file keeps only
 -- what the message path needs. The rest (exit, killthread, getenv, the
--- service helpers, trace, task, request/select, manager, the debug
--- protocol) lives in other files loaded on first use (LAZY at the end);
+-- service helpers, trace, task, request/select, manager, the rarer message
+-- functions (response, rawcall, redirect...), the debug protocol) lives in
+-- other files loaded on first use (LAZY at the end);
 -- they reach the internal state through require "skynet.private".
 local c = require "skynet.core"
 local skynet_require = require "skynet.require"
@@ -267,18 +268,6 @@ end
 local unknown_request = unknown_message
 local unknown_response = unknown_message
 
-function skynet.dispatch_unknown_request(f)
-	local old = unknown_request
-	unknown_request = f
-	return old
-end
-
-function skynet.dispatch_unknown_response(f)
-	local old = unknown_response
-	unknown_response = f
-	return old
-end
-
 ---------------------------------------------------------------- coroutines
 
 local pool = setmetatable({}, { __mode = "kv" })
@@ -416,7 +405,9 @@ local function run(co, ok, cmd)
 				end
 			end
 		else
-			wq_h, wq_t, eq_h, eq_t = 1, 0, 1, 0
+			if wq_t ~= 0 or eq_t ~= 0 then -- rewind only what was used (cold lines stay clean)
+				wq_h, wq_t, eq_h, eq_t = 1, 0, 1, 0
+			end
 			return
 		end
 	end
@@ -558,8 +549,10 @@ function skynet.dispatch_message(prototype, msg, sz, session, source)
 			end
 		end
 	end
-	fq_h, fq_t = 1, 0
-	if timer_n * 4 < timer_peak and timer_peak >= 1024 then
+	if fq_t ~= 0 then
+		fq_h, fq_t = 1, 0
+	end
+	if timer_peak >= 1024 and timer_n * 4 < timer_peak then
 		-- most of a big batch of timeouts is gone: give the table's memory back
 		local t = {}
 		for k, v in pairs(timers) do
@@ -584,17 +577,6 @@ function skynet.send(addr, typename, ...)
 	end
 	local p = proto[typename] or get_proto(typename)
 	return c_send(addr, p.id, 0, p.pack(...))
-end
-
-function skynet.rawsend(addr, typename, msg, sz)
-	if addr == 0 then
-		if sz ~= nil then
-			c.trash(msg, sz)
-		end
-		error("Invalid service address 0", 2)
-	end
-	local p = proto[typename] or get_proto(typename)
-	return c_send(addr, p.id, 0, msg, sz)
 end
 
 local function yield_call(addr, session)
@@ -642,11 +624,6 @@ function skynet.call(addr, typename, ...)
 	return p.unpack(yield_call(addr, session))
 end
 
-function skynet.rawcall(addr, typename, msg, sz)
-	local p = proto[typename] or get_proto(typename)
-	return yield_call(addr, new_call(addr, p.id, msg, sz))
-end
-
 function skynet.ret(msg, sz)
 	local co = running_thread
 	local session = req_session[co]
@@ -677,61 +654,6 @@ function skynet.retpack(...)
 	return skynet.ret(c.pack(...))
 end
 
-local function noop_response() end
-
-function skynet.response(pack)
-	pack = pack or c.pack
-	local co = running_thread
-	local session = req_session[co]
-	if session == nil then
-		error "no session"
-	end
-	req_session[co] = nil
-	if session == 0 then
-		return noop_response
-	end
-	local source = req_source[co]
-	local function resp(ok, ...)
-		if ok == "TEST" then
-			return unresponse[resp] ~= nil
-		end
-		if pack == nil then
-			error "Can't response more than once"
-		end
-		local r = false
-		if unresponse[resp] ~= nil then
-			unresponse[resp] = nil
-			if ok then
-				r = c_send(source, PTYPE_RESPONSE, session, pack(...))
-				if r == false then
-					c_send(source, PTYPE_ERROR, session, "")
-				end
-			else
-				r = c_send(source, PTYPE_ERROR, session, "")
-			end
-			r = r ~= nil and r ~= false
-		end
-		pack = nil
-		return r
-	end
-	unresponse[resp] = source
-	return resp
-end
-
-function skynet.ignoreret()
-	req_session[running_thread] = nil
-end
-
-function skynet.context()
-	local co = running_thread
-	return req_session[co], req_source[co]
-end
-
-function skynet.redirect(dest, source, typename, ...)
-	local p = proto[typename] or get_proto(typename)
-	return c.redirect(dest, source, p.id, ...)
-end
-
 function skynet.genid()
 	if wrapped then
 		session_guard()
@@ -760,15 +682,8 @@ local function timer_object(session)
 	return c.unpack(string.pack("<Bj", 3, session)) -- 3: the light userdata tag (spec 6.1)
 end
 
--- Returns the new session and its timer object (a light userdata).
-local function new_timer(ti)
-	if wrapped then
-		session_guard()
-	end
-	local session, obj = c_timeout(ti)
-	return track(session), obj
-end
-
+-- skynet.timeout and skynet.sleep arm their timer inline (as genid does
+-- through track): one Lua call less on the path every timer takes.
 function skynet.timeout(ti, func)
 	if type(func) ~= "function" then
 		local f = func
@@ -776,7 +691,14 @@ function skynet.timeout(ti, func)
 			return f()
 		end
 	end
-	local session, obj = new_timer(ti)
+	if wrapped then
+		session_guard()
+	end
+	local session, obj = c_timeout(ti)
+	if session < last_session then
+		wrapped = true
+	end
+	last_session = session
 	timers[session] = func
 	local n = timer_n + 1
 	timer_n = n
@@ -794,7 +716,14 @@ function skynet.sleep(ti, token)
 	if sleep_session[token] then
 		error "token duplicative"
 	end
-	local session = new_timer(ti)
+	if wrapped then
+		session_guard()
+	end
+	local session = c_timeout(ti)
+	if session < last_session then
+		wrapped = true
+	end
+	last_session = session
 	sleep_session[token] = session
 	waiting[session] = running_thread
 	local ok, err = coroutine_yield "SUSPEND"
@@ -808,10 +737,6 @@ function skynet.sleep(ti, token)
 		return "BREAK"
 	end
 	error(err)
-end
-
-function skynet.yield()
-	return skynet.sleep(0)
 end
 
 function skynet.wait(token)
@@ -923,7 +848,9 @@ function S.running()
 end
 
 -- Flags and counters the lazy parts change: "tracing", "trace_timeouts",
--- "timer_gone" (a pending timeout was removed by hand).
+-- "timer_gone" (a pending timeout was removed by hand), and the hooks for
+-- unknown messages, "unknown_request" and "unknown_response" (returns the
+-- hook it replaced).
 function S.set(what, value)
 	if what == "tracing" then
 		tracing = value
@@ -931,6 +858,12 @@ function S.set(what, value)
 		trace_timeouts = value
 	elseif what == "timer_gone" then
 		timer_n = timer_n - 1
+	elseif what == "unknown_request" then
+		what, unknown_request = unknown_request, value
+		return what
+	elseif what == "unknown_response" then
+		what, unknown_response = unknown_response, value
+		return what
 	end
 end
 
@@ -943,7 +876,8 @@ local LAZY <const> = " exit=k killthread=k term=k localname=s harbor=s getenv=s 
 	.. " starttime=s time=s endless=s mqlen=s stat=s memlimit=s newservice=s uniqueservice=s"
 	.. " queryservice=s info_func=s trace=t tracetag=t tracelog=t traceproto=t tracecall=t"
 	.. " trace_timeout=t task=T uniqtask=T request=r launch=m kill=m abort=m register=m name=m"
-	.. " forward_type=m filter=m monitor=m cache=c "
+	.. " forward_type=m filter=m monitor=m cache=c response=e ignoreret=e context=e redirect=e"
+	.. " rawsend=e rawcall=e yield=e dispatch_unknown_request=e dispatch_unknown_response=e "
 local LAZY_MODULE <const> = {
 	k = "skynet.ext.kill",
 	s = "skynet.ext.service",
@@ -952,6 +886,7 @@ local LAZY_MODULE <const> = {
 	r = "skynet.ext.request",
 	m = "skynet.manager",
 	c = "skynet.codecache",
+	e = "skynet.ext.message",
 }
 
 setmetatable(skynet, {
