@@ -40,7 +40,11 @@
 -- service helpers, trace, task, request/select, manager, the rarer message
 -- functions (response, rawcall, redirect...), the debug protocol) lives in
 -- other files loaded on first use (LAZY at the end);
--- they reach the internal state through require "skynet.private".
+-- they reach the internal state through require "skynet.private". Under
+-- snlua they load inside its memory grant, so they work for a service at
+-- its skynet.memlimit. This file also avoids the math and debug libraries,
+-- which snlua opens on first use only (debug.traceback is looked up when an
+-- error needs it).
 local c = require "skynet.core"
 local skynet_require = require "skynet.require"
 
