@@ -15,8 +15,9 @@
  * the VM (libraries, some opened on first use (snlua/lazylib.c), registry
  * "skynet_context" and the "snlua.*" C functions of snlua/alloc.c and
  * snlua/trap.c, skynet.profile, skynet.codecache and skynet.snlua (the
- * hooks framework and granted) in package.preload, accounting coroutine.resume/wrap,
- * generational GC, the LUA_* globals from env) and runs the loader script.
+ * hooks framework and granted) in package.preload, accounting
+ * coroutine.resume/wrap, generational GC, the LUA_* globals from env) and
+ * runs the loader script.
  * Any failure is logged, "ERROR" goes to .launcher and the service exits;
  * with no .launcher yet (the bootstrap failed) the node stops with status 1.
  *
@@ -92,7 +93,6 @@ preload(lua_State *L, const char *name, lua_CFunction open) {
 	lua_pop(L, 1);
 }
 
-/* Global name = env key, or def (NULL: leave the global unset). */
 /* Module "skynet.snlua": the hooks skynet.lua takes without the debug library. */
 static int
 open_hooks(lua_State *L) {
@@ -105,6 +105,7 @@ open_hooks(lua_State *L) {
 	return 1;
 }
 
+/* Global name = env key, or def (NULL: leave the global unset). */
 static void
 set_env_global(lua_State *L, struct snlua *l, const char *name, const char *key, const char *def) {
 	const char *value = skynet_command(l->ctx, "GETENV", key);
