@@ -206,9 +206,11 @@ format-check:
 	clang-format --dry-run --Werror $(FORMAT_SRC)
 
 # Every public Lua function and config key has a reference entry in docs/, every relative link
-# in README.md and docs/ resolves (docs/tools/check.lua; the lists come from docs/tools/api.lua).
+# in README.md and docs/ resolves (docs/tools/check.lua; the lists come from docs/tools/api.lua);
+# then the check itself is checked on a broken copy (test/docs/test_docs_check.sh).
 docs-check:
 	lua5.4 docs/tools/check.lua
+	@sh test/docs/test_docs_check.sh
 
 clean:
 	rm -rf skynet cservice luaclib build
