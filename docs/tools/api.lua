@@ -365,7 +365,7 @@ local function c_function_body(src, name)
 		elseif c == "}" then
 			depth = depth - 1
 			if depth == 0 then
-				return src:sub(open, i), select(2, src:sub(1, s):gsub("\n", "")) + 2
+				return src:sub(open, i), select(2, src:sub(1, s):gsub("\n", "")) + 1
 			end
 		end
 		i = i + 1
@@ -541,10 +541,12 @@ function M.functions(root, opts)
 				end
 			end
 		end
-		if rec.lazy then
-			for _, l in ipairs(rec.lazy) do
-				add(m.module, l.name, m.file, l.line)
-			end
+	end
+	-- names of skynet.lua's lazy table that no file defined (their definitions, found above,
+	-- give the better file:line)
+	for _, m in ipairs(lua) do
+		for _, l in ipairs(m.rec.lazy or {}) do
+			add(m.module, l.name, m.file, l.line)
 		end
 	end
 	table.sort(out, function(a, b)
