@@ -9,6 +9,7 @@
 #   make bench      benchmarks, one "BENCH name=... value=... unit=..." line each
 #   make fuzz       libFuzzer targets (clang, build/fuzz), FUZZ_SECONDS each;
 #                   one "FUZZ target=... execs=... crashes=..." line each
+#   make docs-check every Lua function and config key documented in docs/, links resolve
 
 BUILD ?= .
 OPT ?= -O2
@@ -50,7 +51,7 @@ LUACLIB := $(if $(LUALIB_SRC),$(BUILD)/luaclib/skynet.so)
 UNIT_TESTS := $(patsubst test/unit/%.c,$(OBJ)/test/%,$(wildcard test/unit/test_*.c))
 BENCHES := $(patsubst bench/%.c,$(OBJ)/bench/%,$(wildcard bench/bench_*.c))
 
-.PHONY: all run test test-asan test-tsan bench clean format format-check unit-tests benches
+.PHONY: all run test test-asan test-tsan bench clean format format-check docs-check unit-tests benches
 
 all: $(BUILD)/skynet $(CSERVICE) $(LUACLIB)
 
@@ -210,6 +211,13 @@ format:
 
 format-check:
 	clang-format --dry-run --Werror $(FORMAT_SRC)
+
+# Every public Lua function and config key has a reference entry in docs/, every relative link
+# in README.md and docs/ resolves (docs/tools/check.lua; the lists come from docs/tools/api.lua);
+# then the check itself is checked on a broken copy (test/docs/test_docs_check.sh).
+docs-check:
+	lua5.4 docs/tools/check.lua
+	@sh test/docs/test_docs_check.sh
 
 clean:
 	rm -rf skynet cservice luaclib build
