@@ -70,6 +70,8 @@ M.UNLISTED = {
 	["md5.core"] = "the C side of md5 (every function is listed under md5)",
 	["sproto.core"] = "the C side of sproto (used through sproto and sprotoloader)",
 	["client.crypt"] = "skynet.crypt under the name plain lua5.4 clients load (luaclib/client.so)",
+	["skynet.snlua"] = "snlua's hooks for skynet.lua (framework marking, memory grants)",
+	["skynet.ext.message"] = "a lazy part of skynet",
 }
 
 -- Exported names that are not API: internal state shared between the parts of a module.
