@@ -42,7 +42,7 @@ function command.QUERYNAME(name)
 	waiters[#waiters + 1] = skynet.response()
 end
 
-function command.LINK(id)
+function command.LINK()
 	skynet.ret()
 end
 
@@ -57,7 +57,7 @@ function command.CONNECT(id)
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, ...)
+	skynet.dispatch("lua", function(_, _, cmd, ...)
 		local f = assert(command[cmd], cmd)
 		f(...)
 	end)

@@ -167,7 +167,7 @@ local function register_local()
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, command, ...)
+	skynet.dispatch("lua", function(_, _, command, ...)
 		local f = cmd[command]
 		if f == nil then
 			skynet.ret(skynet.pack(nil, "Invalid command " .. tostring(command)))

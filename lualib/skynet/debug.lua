@@ -177,7 +177,7 @@ function M.reg_debugcmd(name, fn)
 	dbgcmd[name] = fn
 end
 
-skynet.dispatch("debug", function(session, source, cmd, ...)
+skynet.dispatch("debug", function(_, _, cmd, ...)
 	local f = dbgcmd[cmd]
 	assert(f, cmd)
 	f(...)

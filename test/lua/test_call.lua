@@ -177,7 +177,7 @@ t.case("sends and calls from one source stay ordered", function()
 end)
 
 t.start({
-	self_echo = function(session, source, v)
+	self_echo = function(_, _, v)
 		skynet.retpack(v)
 	end,
 }, function()

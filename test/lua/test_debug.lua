@@ -96,7 +96,7 @@ t.case("the launcher's MEM and STAT views", function()
 end)
 
 t.start({
-	park = function(session, source)
+	park = function()
 		skynet.wait()
 	end,
 }, function()

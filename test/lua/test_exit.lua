@@ -13,7 +13,8 @@ t.case("exit with pending incoming calls: every caller gets an error", function(
 	local svc = skynet.newservice("svc_echo")
 	local results = {}
 	local function collect(what, ok, err)
-		results[#results + 1] = what .. "=" .. (ok and "ok" or (tostring(err):find("call failed", 1, true) and "failed" or tostring(err)))
+		local failed = tostring(err):find("call failed", 1, true) and "failed" or tostring(err)
+		results[#results + 1] = what .. "=" .. (ok and "ok" or failed)
 	end
 	for i = 1, 3 do
 		skynet.fork(function()

@@ -139,7 +139,7 @@ end)
 local parked
 
 t.start({
-	wait_for_kick = function(session, source)
+	wait_for_kick = function()
 		parked = coroutine.running()
 		skynet.send(skynet.self(), "lua", "kick")
 		skynet.wait()

@@ -186,7 +186,7 @@ function skynet.exit()
 	for addr in pairs(dead) do
 		c.send(addr, PTYPE_ERROR, 0, "")
 	end
-	c.callback(function(prototype, msg, sz, session, source) -- 7
+	c.callback(function(prototype, _, _, session, source) -- 7
 		if session ~= 0 and source ~= 0 and prototype ~= PTYPE_RESPONSE and prototype ~= PTYPE_ERROR then
 			c.send(source, PTYPE_ERROR, session, "")
 		end
