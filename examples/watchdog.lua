@@ -1,4 +1,4 @@
--- The demo game's watchdog (the spec 7.7 pattern): owns the gate, makes one
+-- The demo game's watchdog (the watchdog / agent pattern): owns the gate, makes one
 -- agent per accepted client and ends it when the client goes.
 --
 -- Gate notices arrive as lua sends ("socket", event, fd, ...), without a

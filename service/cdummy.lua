@@ -1,4 +1,4 @@
--- cdummy (.cslave when harbor = 0): global names on a single node (spec 7.8).
+-- cdummy (.cslave when harbor = 0): global names on a single node.
 -- The core keeps the name table: GLOBALNAME binds a name and flushes the
 -- messages queued for it. This service answers queries, waiting for names
 -- that are not registered yet.

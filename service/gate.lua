@@ -1,4 +1,4 @@
--- gate: the standard client gate (spec 7.6), built on snax.gateserver.
+-- gate: the standard client gate, built on snax.gateserver.
 --
 -- Commands (lua protocol, each replied to): open(conf) -> address, port;
 -- close(); forward(fd, client, address); accept(fd); kick(fd).

@@ -1,5 +1,5 @@
 -- launcher (.launcher): launches Lua services on behalf of skynet.newservice
--- and keeps the list of live ones (spec 7.3).
+-- and keeps the list of live ones.
 local skynet = require "skynet"
 local core = require "skynet.core"
 require "skynet.manager"

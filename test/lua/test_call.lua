@@ -1,5 +1,5 @@
 -- send / call / ret / response: values, per-pair ordering, the reply
--- contract (spec 5.3) and detached response closures.
+-- contract and detached response closures.
 local skynet = require "skynet"
 local t = require "testlib"
 

@@ -1,4 +1,4 @@
--- skynet.coroutine (spec 5.8): user coroutines that call blocking skynet
+-- skynet.coroutine: user coroutines that call blocking skynet
 -- APIs, status "blocked", resume rules and their error texts, thread(),
 -- wrap, and plain coroutine.yield in a framework thread.
 local skynet = require "skynet"

@@ -1,4 +1,4 @@
--- skynet.exit (spec 5.5): pending incoming calls and response closures get
+-- skynet.exit: pending incoming calls and response closures get
 -- errors, suspended coroutines are closed, queued forks are dropped, code
 -- after exit() never runs, services this one waits on learn it is dead.
 local skynet = require "skynet"

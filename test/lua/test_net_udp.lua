@@ -1,4 +1,4 @@
--- skynet.socket UDP (spec 5.9): udp with a receive callback, sendto back to
+-- skynet.socket UDP: udp with a receive callback, sendto back to
 -- the sender, udp_address, udp_dial / udp_connect + write, udp_listen, and
 -- IPv6 loopback when the host has it.
 local socket = require "skynet.socket"

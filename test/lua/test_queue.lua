@@ -1,4 +1,4 @@
--- skynet.queue (spec 5.7): mutual exclusion, FIFO admission, re-entrance,
+-- skynet.queue: mutual exclusion, FIFO admission, re-entrance,
 -- results and arguments, errors release the lock, killed coroutines too.
 local skynet = require "skynet"
 local queue = require "skynet.queue"

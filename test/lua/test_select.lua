@@ -1,4 +1,4 @@
--- skynet.request / select (spec 5.3): replies in arrival order, error and
+-- skynet.request / select: replies in arrival order, error and
 -- send-failure entries, timeouts, close, one select per object.
 local skynet = require "skynet"
 require "skynet.manager"

@@ -1,4 +1,4 @@
--- Smoke test: scheduling order inside one dispatch (spec 5.4) and
+-- Smoke test: scheduling order inside one dispatch and
 -- skynet.request/select.
 local skynet = require "skynet"
 local t = require "smoke_check"

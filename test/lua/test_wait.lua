@@ -1,5 +1,5 @@
 -- skynet.wait / skynet.wakeup: return values, deferred resumption, FIFO
--- resumption order, tokens, and the wakeup-before-fork rule (spec 5.4).
+-- resumption order, tokens, and the wakeup-before-fork rule.
 local skynet = require "skynet"
 local t = require "testlib"
 
