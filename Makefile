@@ -10,6 +10,7 @@
 #   make bench      benchmarks, one "BENCH name=... value=... unit=..." line each
 #   make fuzz       libFuzzer targets (clang, build/fuzz), FUZZ_SECONDS each;
 #                   one "FUZZ target=... execs=... crashes=..." line each
+#   make docs-check every Lua function and config key documented in docs/, links resolve
 
 BUILD ?= .
 OPT ?= -O2
@@ -51,7 +52,8 @@ LUACLIB := $(if $(LUALIB_SRC),$(BUILD)/luaclib/skynet.so)
 UNIT_TESTS := $(patsubst test/unit/%.c,$(OBJ)/test/%,$(wildcard test/unit/test_*.c))
 BENCHES := $(patsubst bench/%.c,$(OBJ)/bench/%,$(wildcard bench/bench_*.c))
 
-.PHONY: all run test test-asan test-tsan bench clean format format-check lint unit-tests benches
+.PHONY: all run test test-asan test-tsan bench clean format format-check lint docs-check unit-tests \
+	benches
 
 all: $(BUILD)/skynet $(CSERVICE) $(LUACLIB)
 
@@ -213,6 +215,11 @@ lint:
 	@command -v luacheck >/dev/null 2>&1 || sh 3rd/deps-test.sh
 	luacheck -q $(LINT_LUA)
 	@sh test/lint/refs.sh
+
+# Every public Lua function and config key has a reference entry in docs/, every relative link
+# in README.md and docs/ resolves (docs/tools/check.lua; the lists come from docs/tools/api.lua).
+docs-check:
+	lua5.4 docs/tools/check.lua
 
 clean:
 	rm -rf skynet cservice luaclib build
