@@ -36,6 +36,11 @@ local data = { allow_defined_top = true, ignore = { "131" } }
 files["examples/cluster/clustername.lua"] = data
 files["test/lua/sharedata_conf.lua"] = data
 
+-- Editor annotations (LuaLS ---@meta files): declarations with empty bodies,
+-- whose parameters only name the arguments, and class tables that only carry
+-- method declarations.
+files["lualib/types"] = { ignore = { "212", "241" } }
+
 exclude_files = {
 	-- Does not compile on purpose: test_launch checks newservice fails on it.
 	"test/lua/svc_syntax_error.lua",

@@ -15,8 +15,12 @@
 ---@field read fun(n?: integer): string
 ---@field write fun(s: string)
 
+---Returns code, body (a string, or a function giving the pieces) and header; returns nothing
+---when it took the connection over (e.g. websocket.accept with options.upgrade).
+---@alias http.server.handler async fun(req: http.server.request): integer?, (string|fun(): string?)?, table?
+
 ---@class http.server.options
----@field handler async fun(req: http.server.request): integer?, (string|fun(): string?)?, table? returns code, body, header (nothing: it took the connection over)
+---@field handler http.server.handler
 ---@field address? string default "127.0.0.1"
 ---@field port? integer default 0 (any free port)
 ---@field protocol? "http"|"https"

@@ -13,8 +13,16 @@
 ---@field error? fun(id: integer, err: any)
 ---@field warning? fun(ws: table, kb: integer)
 
+---The request http.httpd already read (interface: the closures it read with).
+---@class http.websocket.upgrade
+---@field header table
+---@field method string
+---@field url string
+---@field version? number
+---@field interface? http.interface
+
 ---@class http.websocket.options
----@field upgrade? { header: table, method: string, url: string, version?: number, interface?: http.interface } the request http.httpd already read
+---@field upgrade? http.websocket.upgrade
 ---@field max_size? integer largest frame and message (server default 256 KiB)
 ---@field protocols? string[] sub-protocols accepted (default { "chat" })
 ---@field strict? boolean refuse unmasked client frames, RSV bits and bad UTF-8

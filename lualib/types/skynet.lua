@@ -57,8 +57,11 @@ function request_set:close() end
 ---@field PTYPE_LUA integer 10
 ---@field PTYPE_SNAX integer 11
 ---@field PTYPE_TRACE integer 12
----@field cache skynet.codecache the code cache module (skynet.codecache)
 local skynet = {}
+
+---The code cache module (require "skynet.codecache"), loaded on first use.
+---@type skynet.codecache
+skynet.cache = {}
 
 -------------------------------------------------------------------- messages
 

@@ -18,12 +18,15 @@ function sock:read(n) end
 ---@return string
 function sock:readline(sep) end
 
+---Session mode: reads one answer and returns its session, ok, data and whether more parts follow.
+---@alias skynet.socketchannel.session_reader async fun(sock: skynet.socketchannel.sock): integer, boolean, any, any
+
 ---@class skynet.socketchannel.desc
 ---@field host string
 ---@field port integer
 ---@field backup? table[] other { host =, port = } to try
 ---@field auth? async fun(channel: skynet.socketchannel) runs after every connect
----@field response? async fun(sock: skynet.socketchannel.sock): integer, boolean, any, boolean? session mode: session, ok, data, padding
+---@field response? skynet.socketchannel.session_reader session mode (default: order mode)
 ---@field nodelay? boolean
 ---@field overload? fun(overload: boolean) told when output piles up
 ---@field timeout? integer request timeout in centiseconds
