@@ -7,7 +7,7 @@
 #   chromium        (chromium)            the browser page test
 #   prometheus      (promtool)            the metrics format check
 #   openssl         (openssl)             test certificates for TLS
-#   lua-check       (luacheck)            `make lint`, and the annotation test
+#   lua-check       (luacheck)            the Lua lint (`make lint`)
 # As root it installs what is missing with apt-get; otherwise it stops and
 # prints the exact command to run. `make test` runs it first.
 set -e
