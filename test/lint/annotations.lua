@@ -53,7 +53,8 @@ end
 
 local function type_files()
 	local out = {}
-	local p = assert(io.popen(string.format("cd '%s' && ls lualib/types/*.lua 2>/dev/null | sort", root)))
+	local cmd = string.format("cd '%s' && ls lualib/types/*.lua 2>/dev/null | sort", root)
+	local p = assert(io.popen(cmd))
 	for line in p:lines() do
 		out[#out + 1] = line
 	end
@@ -96,8 +97,8 @@ local function check_block(where, decl, block)
 		if pname ~= "self" then
 			wanted[pname] = true
 			if documented[pname] ~= 1 then
-				problem("%s: %s: parameter %s needs one ---@param (has %d)", where, decl.name, pname,
-					documented[pname] or 0)
+				problem("%s: %s: parameter %s needs one ---@param (has %d)", where, decl.name,
+					pname, documented[pname] or 0)
 				ok = false
 			end
 		end
@@ -141,7 +142,8 @@ local function read_types(file, annotated, declared)
 	for n, line in ipairs(lines) do
 		local where = file .. ":" .. n
 		local decl
-		local t, sep, name, list = line:match "^function%s+([%w_]+)([.:])([%w_]+)%s*(%b())%s*end%s*$"
+		local t, sep, name, list =
+			line:match "^function%s+([%w_]+)([.:])([%w_]+)%s*(%b())%s*end%s*$"
 		if t then
 			decl = { table = t, name = name, params = params_of(list) }
 			if sep == ":" then
