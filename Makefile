@@ -145,6 +145,13 @@ $(OBJ)/test/test_slim: test/unit/test_slim.c $(OBJ)/snlua/slim.o $(CORE_LIB)
 	$(CC) $(CFLAGS) -Itest/unit -Iservice-src -MF $@.d -o $@ $< $(OBJ)/snlua/slim.o $(CORE_LIB) \
 		$(LDFLAGS) $(LIBS)
 
+# snlua's allocator and lazy libraries on their own, on a plain lua_State.
+$(OBJ)/test/test_snlua_alloc: test/unit/test_snlua_alloc.c $(OBJ)/snlua/alloc.o \
+		$(OBJ)/snlua/lazylib.o $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itest/unit -Iservice-src -MF $@.d -o $@ $< $(OBJ)/snlua/alloc.o \
+		$(OBJ)/snlua/lazylib.o $(CORE_LIB) $(LDFLAGS) $(LIBS)
+
 $(OBJ)/bench/%: bench/%.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itest/unit -MF $@.d -o $@ $< $(CORE_LIB) $(LDFLAGS) $(LIBS)

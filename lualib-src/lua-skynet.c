@@ -58,7 +58,9 @@
  *       timer = "virtual", starttime + now/100, so it moves with virtual time.
  *       The mode is read once, when the module is opened.
  *   timeout(ti) -> session, object  Arms a timer: a response with the new
- *       session arrives after ti cs (at once when ti <= 0). object is a
+ *       session arrives after ti cs (at once when ti <= 0). ti is floored
+ *       when it is not an integer (a float or a numeric string); anything
+ *       else raises "skynet.timeout: time must be a number". object is a
  *       light userdata whose address is the session (skynet.timeout returns
  *       it). Same as the TIMEOUT command without the text round trip.
  *   timeout_cancel(session) -> boolean
@@ -75,6 +77,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,7 +227,23 @@ lgenid(lua_State *L) {
 
 static int
 ltimeout(lua_State *L) {
-	lua_Integer ti = luaL_checkinteger(L, 1);
+	if (!lua_isinteger(L, 1)) {
+		/* Any number or numeric string, floored as math.floor would. */
+		int isnum;
+		lua_Number n = lua_tonumberx(L, 1, &isnum);
+		if (!isnum) {
+			lua_pushliteral(L, "skynet.timeout: time must be a number");
+			return lua_error(L);
+		}
+		lua_Number f = floor(n);
+		lua_Integer i;
+		if (lua_numbertointeger(f, &i))
+			lua_pushinteger(L, i);
+		else
+			lua_pushnumber(L, f);
+		lua_replace(L, 1);
+	}
+	lua_Integer ti = luaL_checkinteger(L, 1); // a float past the integers raises here
 	if (ti > INT_MAX)
 		ti = INT_MAX;
 	else if (ti < INT_MIN)

@@ -37,13 +37,22 @@
 -- Footprint. Each service compiles nothing (bytecode is cached) but still
 -- holds its own copy of every function prototype, so this file keeps only
 -- what the message path needs. The rest (exit, killthread, getenv, the
--- service helpers, trace, task, request/select, manager, the debug
--- protocol) lives in other files loaded on first use (LAZY at the end);
--- they reach the internal state through require "skynet.private".
+-- service helpers, trace, task, request/select, manager, the rarer message
+-- functions (response, rawcall, redirect...), the debug protocol) lives in
+-- other files loaded on first use (LAZY at the end);
+-- they reach the internal state through require "skynet.private". Under
+-- snlua they load inside its memory grant, so they work for a service at
+-- its skynet.memlimit. This file also avoids the math and debug libraries,
+-- which snlua opens on first use only (debug.traceback is looked up when an
+-- error needs it).
 local c = require "skynet.core"
 local skynet_require = require "skynet.require"
 
-local mark_framework = debug.getregistry()["snlua.framework"] -- nil outside snlua
+-- snlua's hooks (nil outside snlua); through package.preload rather than
+-- debug.getregistry, so that a service need not open the debug library.
+local snlua = package.preload["skynet.snlua"] and require "skynet.snlua"
+local mark_framework = snlua and snlua.framework
+local granted = snlua and snlua.granted -- loads past skynet.memlimit (see LAZY)
 if mark_framework then
 	mark_framework()
 end
@@ -56,7 +65,14 @@ local error = error
 local tunpack = table.unpack
 local tpack = table.pack
 local sformat = string.format
-local traceback = debug.traceback
+-- debug.traceback, looked up when an error needs it: most services never
+-- open the debug library (snlua opens it on first use).
+local function traceback(msg)
+	return debug.traceback(msg, 2) -- level 2: the frame that raised, as without this wrapper
+end
+local function co_traceback(co, msg)
+	return debug.traceback(co, msg)
+end
 local coroutine_create = coroutine.create
 local coroutine_resume = coroutine.resume
 local coroutine_yield = coroutine.yield
@@ -207,9 +223,15 @@ end
 
 ---------------------------------------------------------------- protocols
 
+-- math.type(v) == "integer" without the math library (opened on first use):
+-- an integer prints as digits only, a float never does ("3.0", "1e+20", "inf").
+local function is_integer(v)
+	return type(v) == "number" and not tostring(v):find("[^%-%d]")
+end
+
 function skynet.register_protocol(class)
 	local name, id = class.name, class.id
-	assert(type(name) == "string" and math.type(id) == "integer" and id >= 0 and id <= 255,
+	assert(type(name) == "string" and is_integer(id) and id >= 0 and id <= 255,
 		"skynet.register_protocol: bad name or id")
 	assert(proto[name] == nil and proto[id] == nil,
 		"skynet.register_protocol: already registered (" .. name .. ")")
@@ -249,18 +271,6 @@ end
 
 local unknown_request = unknown_message
 local unknown_response = unknown_message
-
-function skynet.dispatch_unknown_request(f)
-	local old = unknown_request
-	unknown_request = f
-	return old
-end
-
-function skynet.dispatch_unknown_response(f)
-	local old = unknown_response
-	unknown_response = f
-	return old
-end
 
 ---------------------------------------------------------------- coroutines
 
@@ -329,7 +339,7 @@ end
 
 -- co died with err (or ran an unknown command): log, fail its request, close it.
 local function co_error(co, err)
-	push_error(traceback(co, tostring(err)))
+	push_error(co_traceback(co, tostring(err)))
 	local session = req_session[co]
 	if session ~= nil then
 		local source = req_source[co]
@@ -399,7 +409,9 @@ local function run(co, ok, cmd)
 				end
 			end
 		else
-			wq_h, wq_t, eq_h, eq_t = 1, 0, 1, 0
+			if wq_t ~= 0 or eq_t ~= 0 then -- rewind only what was used (cold lines stay clean)
+				wq_h, wq_t, eq_h, eq_t = 1, 0, 1, 0
+			end
 			return
 		end
 	end
@@ -541,8 +553,10 @@ function skynet.dispatch_message(prototype, msg, sz, session, source)
 			end
 		end
 	end
-	fq_h, fq_t = 1, 0
-	if timer_n * 4 < timer_peak and timer_peak >= 1024 then
+	if fq_t ~= 0 then
+		fq_h, fq_t = 1, 0
+	end
+	if timer_peak >= 1024 and timer_n * 4 < timer_peak then
 		-- most of a big batch of timeouts is gone: give the table's memory back
 		local t = {}
 		for k, v in pairs(timers) do
@@ -567,17 +581,6 @@ function skynet.send(addr, typename, ...)
 	end
 	local p = proto[typename] or get_proto(typename)
 	return c_send(addr, p.id, 0, p.pack(...))
-end
-
-function skynet.rawsend(addr, typename, msg, sz)
-	if addr == 0 then
-		if sz ~= nil then
-			c.trash(msg, sz)
-		end
-		error("Invalid service address 0", 2)
-	end
-	local p = proto[typename] or get_proto(typename)
-	return c_send(addr, p.id, 0, msg, sz)
 end
 
 local function yield_call(addr, session)
@@ -625,11 +628,6 @@ function skynet.call(addr, typename, ...)
 	return p.unpack(yield_call(addr, session))
 end
 
-function skynet.rawcall(addr, typename, msg, sz)
-	local p = proto[typename] or get_proto(typename)
-	return yield_call(addr, new_call(addr, p.id, msg, sz))
-end
-
 function skynet.ret(msg, sz)
 	local co = running_thread
 	local session = req_session[co]
@@ -660,61 +658,6 @@ function skynet.retpack(...)
 	return skynet.ret(c.pack(...))
 end
 
-local function noop_response() end
-
-function skynet.response(pack)
-	pack = pack or c.pack
-	local co = running_thread
-	local session = req_session[co]
-	if session == nil then
-		error "no session"
-	end
-	req_session[co] = nil
-	if session == 0 then
-		return noop_response
-	end
-	local source = req_source[co]
-	local function resp(ok, ...)
-		if ok == "TEST" then
-			return unresponse[resp] ~= nil
-		end
-		if pack == nil then
-			error "Can't response more than once"
-		end
-		local r = false
-		if unresponse[resp] ~= nil then
-			unresponse[resp] = nil
-			if ok then
-				r = c_send(source, PTYPE_RESPONSE, session, pack(...))
-				if r == false then
-					c_send(source, PTYPE_ERROR, session, "")
-				end
-			else
-				r = c_send(source, PTYPE_ERROR, session, "")
-			end
-			r = r ~= nil and r ~= false
-		end
-		pack = nil
-		return r
-	end
-	unresponse[resp] = source
-	return resp
-end
-
-function skynet.ignoreret()
-	req_session[running_thread] = nil
-end
-
-function skynet.context()
-	local co = running_thread
-	return req_session[co], req_source[co]
-end
-
-function skynet.redirect(dest, source, typename, ...)
-	local p = proto[typename] or get_proto(typename)
-	return c.redirect(dest, source, p.id, ...)
-end
-
 function skynet.genid()
 	if wrapped then
 		session_guard()
@@ -743,18 +686,8 @@ local function timer_object(session)
 	return c.unpack(string.pack("<Bj", 3, session)) -- 3: the light userdata tag (spec 6.1)
 end
 
--- Returns the new session and its timer object (a light userdata).
-local function new_timer(ti)
-	if math.type(ti) ~= "integer" then
-		ti = math.floor(assert(tonumber(ti), "skynet.timeout: time must be a number"))
-	end
-	if wrapped then
-		session_guard()
-	end
-	local session, obj = c_timeout(ti)
-	return track(session), obj
-end
-
+-- skynet.timeout and skynet.sleep arm their timer inline (as genid does
+-- through track): one Lua call less on the path every timer takes.
 function skynet.timeout(ti, func)
 	if type(func) ~= "function" then
 		local f = func
@@ -762,7 +695,14 @@ function skynet.timeout(ti, func)
 			return f()
 		end
 	end
-	local session, obj = new_timer(ti)
+	if wrapped then
+		session_guard()
+	end
+	local session, obj = c_timeout(ti)
+	if session < last_session then
+		wrapped = true
+	end
+	last_session = session
 	timers[session] = func
 	local n = timer_n + 1
 	timer_n = n
@@ -780,7 +720,14 @@ function skynet.sleep(ti, token)
 	if sleep_session[token] then
 		error "token duplicative"
 	end
-	local session = new_timer(ti)
+	if wrapped then
+		session_guard()
+	end
+	local session = c_timeout(ti)
+	if session < last_session then
+		wrapped = true
+	end
+	last_session = session
 	sleep_session[token] = session
 	waiting[session] = running_thread
 	local ok, err = coroutine_yield "SUSPEND"
@@ -794,10 +741,6 @@ function skynet.sleep(ti, token)
 		return "BREAK"
 	end
 	error(err)
-end
-
-function skynet.yield()
-	return skynet.sleep(0)
 end
 
 function skynet.wait(token)
@@ -909,7 +852,9 @@ function S.running()
 end
 
 -- Flags and counters the lazy parts change: "tracing", "trace_timeouts",
--- "timer_gone" (a pending timeout was removed by hand).
+-- "timer_gone" (a pending timeout was removed by hand), and the hooks for
+-- unknown messages, "unknown_request" and "unknown_response" (returns the
+-- hook it replaced).
 function S.set(what, value)
 	if what == "tracing" then
 		tracing = value
@@ -917,6 +862,12 @@ function S.set(what, value)
 		trace_timeouts = value
 	elseif what == "timer_gone" then
 		timer_n = timer_n - 1
+	elseif what == "unknown_request" then
+		what, unknown_request = unknown_request, value
+		return what
+	elseif what == "unknown_response" then
+		what, unknown_response = unknown_response, value
+		return what
 	end
 end
 
@@ -929,7 +880,8 @@ local LAZY <const> = " exit=k killthread=k term=k localname=s harbor=s getenv=s 
 	.. " starttime=s time=s endless=s mqlen=s stat=s memlimit=s newservice=s uniqueservice=s"
 	.. " queryservice=s info_func=s trace=t tracetag=t tracelog=t traceproto=t tracecall=t"
 	.. " trace_timeout=t task=T uniqtask=T request=r launch=m kill=m abort=m register=m name=m"
-	.. " forward_type=m filter=m monitor=m cache=c "
+	.. " forward_type=m filter=m monitor=m cache=c response=e ignoreret=e context=e redirect=e"
+	.. " rawsend=e rawcall=e yield=e dispatch_unknown_request=e dispatch_unknown_response=e "
 local LAZY_MODULE <const> = {
 	k = "skynet.ext.kill",
 	s = "skynet.ext.service",
@@ -938,6 +890,7 @@ local LAZY_MODULE <const> = {
 	r = "skynet.ext.request",
 	m = "skynet.manager",
 	c = "skynet.codecache",
+	e = "skynet.ext.message",
 }
 
 setmetatable(skynet, {
@@ -947,7 +900,15 @@ setmetatable(skynet, {
 		end
 		local _, e = LAZY:find(" " .. k .. "=", 1, true)
 		if e then
-			local r = require(LAZY_MODULE[LAZY:sub(e + 1, e + 1)])
+			-- Under snlua's memory grant: a service at its limit can still
+			-- use a function it has not loaded yet (skynet.exit above all).
+			local name = LAZY_MODULE[LAZY:sub(e + 1, e + 1)]
+			local r
+			if granted then
+				r = granted(require, name)
+			else
+				r = require(name)
+			end
 			if k == "cache" then
 				rawset(t, k, r)
 			end

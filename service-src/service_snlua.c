@@ -8,13 +8,16 @@
  *   snlua/profile.c   skynet.profile and the accounting coroutine.resume/wrap
  *   snlua/codecache.c the process-wide code cache and require through it
  *   snlua/slim.c      the bytecode rewriter that slims framework chunks
+ *   snlua/lazylib.c   the standard libraries, some opened on first use
  *
  * Start-up. init sends the service its own parameter as the first message
  * (PTYPE_TEXT, DONTCOPY) through a one-shot callback. That callback builds
- * the VM (libraries, registry "skynet_context" and the "snlua.*" C functions
- * of snlua/alloc.c and snlua/trap.c, skynet.profile and
- * skynet.codecache in package.preload, accounting coroutine.resume/wrap,
- * generational GC, the LUA_* globals from env) and runs the loader script.
+ * the VM (libraries, some opened on first use (snlua/lazylib.c), registry
+ * "skynet_context" and the "snlua.*" C functions of snlua/alloc.c and
+ * snlua/trap.c, skynet.profile, skynet.codecache and skynet.snlua (the
+ * hooks framework and granted) in package.preload, accounting
+ * coroutine.resume/wrap, generational GC, the LUA_* globals from env) and
+ * runs the loader script.
  * Any failure is logged, "ERROR" goes to .launcher and the service exits;
  * with no .launcher yet (the bootstrap failed) the node stops with status 1.
  *
@@ -33,6 +36,7 @@
 #include "snlua/alloc.h"
 #include "snlua/codecache.h"
 #include "snlua/instance.h"
+#include "snlua/lazylib.h"
 #include "snlua/profile.h"
 #include "snlua/trap.h"
 
@@ -89,6 +93,18 @@ preload(lua_State *L, const char *name, lua_CFunction open) {
 	lua_pop(L, 1);
 }
 
+/* Module "skynet.snlua": the hooks skynet.lua takes without the debug library. */
+static int
+open_hooks(lua_State *L) {
+	static const luaL_Reg hooks[] = {
+	    {"framework", snlua_trap_mark_framework},
+	    {"granted", snlua_mem_granted},
+	    {NULL, NULL},
+	};
+	luaL_newlib(L, hooks);
+	return 1;
+}
+
 /* Global name = env key, or def (NULL: leave the global unset). */
 static void
 set_env_global(lua_State *L, struct snlua *l, const char *name, const char *key, const char *def) {
@@ -115,7 +131,7 @@ static int
 start_lua(lua_State *L) {
 	struct snlua *l = lua_touserdata(L, 1);
 	const char *args = lua_tostring(L, 2);
-	luaL_openlibs(L);
+	snlua_lazylib_open(L);
 	lua_pushlightuserdata(L, l->ctx);
 	lua_setfield(L, LUA_REGISTRYINDEX, "skynet_context");
 	lua_pushcfunction(L, snlua_trap_enter);
@@ -128,8 +144,11 @@ start_lua(lua_State *L) {
 	lua_setfield(L, LUA_REGISTRYINDEX, "snlua.interrupts");
 	lua_pushcfunction(L, snlua_mem_exit_reserve);
 	lua_setfield(L, LUA_REGISTRYINDEX, "snlua.exit_reserve");
+	lua_pushcfunction(L, snlua_mem_granted);
+	lua_setfield(L, LUA_REGISTRYINDEX, "snlua.granted");
 	preload(L, "skynet.profile", snlua_profile_open);
 	preload(L, "skynet.codecache", snlua_codecache_open);
+	preload(L, "skynet.snlua", open_hooks);
 	snlua_profile_install(L);
 	snlua_codecache_install(L);
 	set_env_global(L, l, "LUA_PATH", "lua_path", "./lualib/?.lua;./lualib/?/init.lua");

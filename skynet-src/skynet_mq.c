@@ -1,7 +1,7 @@
 /*
  * Message queues.
  *
- * A service queue is a growable ring of messages (capacity starts at 64 and
+ * A service queue is a growable ring of messages (capacity starts at 8 and
  * doubles when full; no upper bound). The global queue is a singly linked
  * FIFO of service queues threaded through message_queue.next.
  *
@@ -50,7 +50,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#define DEFAULT_QUEUE_SIZE 64
+#define DEFAULT_QUEUE_SIZE 8
 #define MQ_OVERLOAD        1024
 
 struct message_queue {

@@ -14,11 +14,23 @@
  * also loads the exit code before the limit applies, so exit never loads a
  * module. Only entering exit itself (a CallInfo or a few stack slots for
  * the call, which Lua normally keeps from earlier calls) is not covered.
+ * Code loaded on first use (the standard libraries snlua opens lazily and
+ * the framework's lazy parts) loads under a grant: while it loads, the
+ * heap may pass the limit by up to SNLUA_GRANT_BYTES more, and what the
+ * load kept then raises the limit by as much (at most SNLUA_GRANT_BYTES
+ * over the service's life). So it does not count against the limit, as if
+ * it had been loaded before the limit was set, and a service at its limit
+ * keeps the room it had for its own work (a few free stack slots, a small
+ * table), and the next part it loads on first use works too.
  *
  * Small-object pool, one per Lua state (only the thread running the service
  * touches it). Objects of up to POOL_MAX bytes are carved from 4 KB chunks
- * in 16-byte size classes, with no per-object header; a freed object goes
+ * in 8-byte size classes, with no per-object header; a freed object goes
  * on its class's free list and is reused by the next object of that class.
+ * Objects are 8-byte aligned, which is all Lua asks of its allocator (its
+ * strictest type is 8 bytes, and a userdata's memory sits at a multiple of
+ * 8 past the block anyway): 16-byte classes wasted about 5 KB per service
+ * in rounding, 8-byte classes about 1.6 KB.
  * All classes carve from one shared chunk, so at most one chunk is partly
  * used. Lua always passes the exact old size, which names the class. This
  * saves glibc's per-object header and locking: a Lua state is mostly small
@@ -33,6 +45,8 @@
 #include "instance.h"
 
 #include "skynet.h"
+
+#include <lauxlib.h>
 
 #include <stdbool.h>
 #include <string.h>
@@ -58,9 +72,11 @@
 #endif
 
 struct snlua_pool_chunk {
-	struct snlua_pool_chunk *next;
-	char pad[POOL_GRAIN - sizeof(struct snlua_pool_chunk *)]; // keeps objects 16-byte aligned
+	struct snlua_pool_chunk *next; // objects follow, 8-byte aligned
 };
+
+_Static_assert(sizeof(struct snlua_pool_chunk) % POOL_GRAIN == 0, "objects stay aligned");
+_Static_assert(POOL_GRAIN >= sizeof(void *), "a free object holds the free-list link");
 
 static inline int
 pool_class(size_t sz) {
@@ -165,7 +181,8 @@ snlua_mem_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 		return NULL;
 	}
 	if (nsize > old_bytes && m->limit_bytes != 0 &&
-	    m->bytes + (nsize - old_bytes) > m->limit_bytes + m->reserve_bytes)
+	    m->bytes + (nsize - old_bytes) >
+	        m->limit_bytes + m->reserve_bytes + (m->grants > 0 ? SNLUA_GRANT_BYTES : 0))
 		return NULL; // Lua collects and retries, then raises "not enough memory"
 	void *p = pool_realloc(&m->pool, ptr, old_bytes, nsize);
 	m->bytes += nsize - old_bytes; // unsigned wrap-around also covers shrinking
@@ -175,6 +192,52 @@ snlua_mem_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 		skynet_error(l->ctx, "warn: snlua: memory usage size_mb=%.2f", m->bytes / SNLUA_MB);
 	}
 	return p;
+}
+
+static void
+grant_begin(struct snlua_mem *m) {
+	if (m->grants++ == 0)
+		m->grant_start_bytes = m->bytes;
+}
+
+/* The outermost grant ends: raise the limit by what the load kept. */
+static void
+grant_end(struct snlua_mem *m) {
+	if (--m->grants > 0 || m->limit_bytes == 0 || m->bytes <= m->grant_start_bytes)
+		return;
+	size_t kept = m->bytes - m->grant_start_bytes;
+	if (kept > SNLUA_GRANT_BYTES - m->lifted_bytes)
+		kept = SNLUA_GRANT_BYTES - m->lifted_bytes;
+	m->lifted_bytes += kept;
+	m->limit_bytes += kept;
+}
+
+void
+snlua_mem_call_granted(lua_State *L, int nargs, int nresults) {
+	struct snlua_mem *m = &snlua_of(L)->mem;
+	grant_begin(m);
+	int status = lua_pcall(L, nargs, nresults, 0);
+	grant_end(m);
+	if (status != LUA_OK)
+		lua_error(L); // the same error object, raised past the grant
+}
+
+/* After f returns, fails, or returns following a yield inside it. */
+static int
+granted_done(lua_State *L, int status, lua_KContext ctx) {
+	grant_end(&snlua_of(L)->mem);
+	if (status != LUA_OK && status != LUA_YIELD)
+		lua_error(L);
+	return lua_gettop(L) - (int)ctx;
+}
+
+int
+snlua_mem_granted(lua_State *L) {
+	luaL_checktype(L, 1, LUA_TFUNCTION);
+	grant_begin(&snlua_of(L)->mem);
+	/* pcallk: f may yield (skynet.require waits for a module another coroutine loads) */
+	int status = lua_pcallk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, 0, granted_done);
+	return granted_done(L, status, 0);
 }
 
 int

@@ -12,9 +12,10 @@
 
 #pragma GCC visibility push(hidden)
 
-#define SNLUA_POOL_GRAIN   16
+#define SNLUA_POOL_GRAIN   8
 #define SNLUA_POOL_MAX     128
 #define SNLUA_POOL_CLASSES (SNLUA_POOL_MAX / SNLUA_POOL_GRAIN)
+#define SNLUA_GRANT_BYTES  (128 * 1024) // past the limit, while loading on first use
 
 struct snlua;
 struct snlua_pool_chunk;
@@ -32,11 +33,14 @@ struct snlua_pool {
  * service's thread touches it; the other parts read bytes (to report it).
  */
 struct snlua_mem {
-	size_t bytes;           // held by the Lua state now
-	size_t warn_bytes;      // the next usage that logs a warning
-	size_t limit_bytes;     // 0: no limit
-	size_t reserve_bytes;   // allowed past the limit once exit has begun
-	struct snlua_pool pool; // the state's small objects
+	size_t bytes;             // held by the Lua state now
+	size_t warn_bytes;        // the next usage that logs a warning
+	size_t limit_bytes;       // 0: no limit
+	size_t reserve_bytes;     // allowed past the limit once exit has begun
+	int grants;               // nesting depth of the grant (snlua_mem_call_granted)
+	size_t grant_start_bytes; // bytes when the outermost grant began
+	size_t lifted_bytes;      // the limit was raised by this much for loads under grants
+	struct snlua_pool pool;   // the state's small objects
 };
 
 /* Set up an empty account with no limit. m is embedded in its instance. */
@@ -58,6 +62,24 @@ void snlua_mem_destroy(struct snlua_mem *m);
  * doubling after it.
  */
 void *snlua_mem_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+
+/*
+ * Call the function below nargs arguments on L's stack (lua_call style,
+ * nresults results) with the limit lifted by SNLUA_GRANT_BYTES while it
+ * runs; afterwards the limit rises by what it kept (SNLUA_GRANT_BYTES in
+ * all, over the state's life). Code the service did not hold when its limit
+ * was set (a library or framework part loaded on first use) thus loads at
+ * the limit and does not count against it. Nests; an error propagates
+ * after the grant is taken back.
+ */
+void snlua_mem_call_granted(lua_State *L, int nargs, int nresults);
+
+/*
+ * Registry "snlua.granted"(f, ...): f(...) under the grant above; returns
+ * what f returns. f may yield; the grant then lasts until it returns (or
+ * for good, should its coroutine never be resumed: still bounded).
+ */
+int snlua_mem_granted(lua_State *L);
 
 /*
  * Registry "snlua.exit_reserve"(): the service is exiting; from now on its

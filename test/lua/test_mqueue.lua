@@ -15,6 +15,7 @@ local function async(f, ...)
 		box.r = table.pack(pcall(f, table.unpack(args, 1, args.n)))
 		box.at = skynet.now()
 	end)
+	skynet.yield() -- the fork sends its request before the caller goes on
 	return box
 end
 

@@ -1,0 +1,110 @@
+-- The rarer message functions of the skynet table (spec 5.3, 5.4), loaded
+-- on first use by skynet.lua: response, ignoreret, context, redirect,
+-- rawsend, rawcall, yield and the hooks for unknown messages. They work on
+-- the state skynet.lua keeps (skynet.private); the request a coroutine
+-- serves is found through S.running(), the coroutine the dispatcher resumed.
+local skynet = require "skynet"
+local c = require "skynet.core"
+local S = require "skynet.private"
+
+local PTYPE_RESPONSE <const> = 1
+local PTYPE_ERROR <const> = 7
+
+local c_send = c.send
+local proto = S.proto
+local req_session = S.req_session
+local req_source = S.req_source
+local unresponse = S.unresponse
+
+local function get_proto(typename)
+	local p = proto[typename]
+	if p == nil then
+		error(string.format("skynet: unknown protocol (%s)", tostring(typename)), 3)
+	end
+	return p
+end
+
+function skynet.dispatch_unknown_request(f)
+	return S.set("unknown_request", f)
+end
+
+function skynet.dispatch_unknown_response(f)
+	return S.set("unknown_response", f)
+end
+
+function skynet.rawsend(addr, typename, msg, sz)
+	if addr == 0 then
+		if sz ~= nil then
+			c.trash(msg, sz)
+		end
+		error("Invalid service address 0", 2)
+	end
+	local p = proto[typename] or get_proto(typename)
+	return c_send(addr, p.id, 0, msg, sz)
+end
+
+function skynet.rawcall(addr, typename, msg, sz)
+	local p = proto[typename] or get_proto(typename)
+	return S.yield_call(addr, S.new_call(addr, p.id, msg, sz))
+end
+
+local function noop_response() end
+
+function skynet.response(pack)
+	pack = pack or c.pack
+	local co = S.running()
+	local session = req_session[co]
+	if session == nil then
+		error "no session"
+	end
+	req_session[co] = nil
+	if session == 0 then
+		return noop_response
+	end
+	local source = req_source[co]
+	local function resp(ok, ...)
+		if ok == "TEST" then
+			return unresponse[resp] ~= nil
+		end
+		if pack == nil then
+			error "Can't response more than once"
+		end
+		local r = false
+		if unresponse[resp] ~= nil then
+			unresponse[resp] = nil
+			if ok then
+				r = c_send(source, PTYPE_RESPONSE, session, pack(...))
+				if r == false then
+					c_send(source, PTYPE_ERROR, session, "")
+				end
+			else
+				r = c_send(source, PTYPE_ERROR, session, "")
+			end
+			r = r ~= nil and r ~= false
+		end
+		pack = nil
+		return r
+	end
+	unresponse[resp] = source
+	return resp
+end
+
+function skynet.ignoreret()
+	req_session[S.running()] = nil
+end
+
+function skynet.context()
+	local co = S.running()
+	return req_session[co], req_source[co]
+end
+
+function skynet.redirect(dest, source, typename, ...)
+	local p = proto[typename] or get_proto(typename)
+	return c.redirect(dest, source, p.id, ...)
+end
+
+function skynet.yield()
+	return skynet.sleep(0)
+end
+
+return skynet
