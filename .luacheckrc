@@ -44,8 +44,4 @@ files["lualib/types"] = { ignore = { "212", "241" } }
 exclude_files = {
 	-- Does not compile on purpose: test_launch checks newservice fails on it.
 	"test/lua/svc_syntax_error.lua",
-	-- TEMPORARY: left out while the footprint work (branch h-foot) rewrites
-	-- both files; lint them (and drop these two lines) once it has landed.
-	"lualib/skynet.lua",
-	"lualib/loader.lua",
 }

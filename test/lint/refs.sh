@@ -22,12 +22,7 @@ else
 	}
 fi
 
-# TEMPORARY: lualib/skynet.lua and lualib/loader.lua are being rewritten by
-# the footprint work (branch h-foot); their comments are reworded once it
-# has landed, and then this exception goes.
-pending='lualib/skynet.lua|lualib/loader.lua'
-
-hits=$(list | grep -v -x "$self" | grep -v -x -E "$pending" | while read -r f; do
+hits=$(list | grep -v -x "$self" | while read -r f; do
 	[ -f "$f" ] || continue
 	grep -I -n -E "$pattern" "$f" /dev/null || true
 done)
