@@ -6,6 +6,7 @@
 #   make test       unit tests, then the Lua integration tests
 #   make test-asan  the same under AddressSanitizer + UBSan (build/asan)
 #   make test-tsan  the same under ThreadSanitizer (build/tsan)
+#   make lint       luacheck over the Lua (.luacheckrc); no file points outside the repo
 #   make bench      benchmarks, one "BENCH name=... value=... unit=..." line each
 #   make fuzz       libFuzzer targets (clang, build/fuzz), FUZZ_SECONDS each;
 #                   one "FUZZ target=... execs=... crashes=..." line each
@@ -51,7 +52,8 @@ LUACLIB := $(if $(LUALIB_SRC),$(BUILD)/luaclib/skynet.so)
 UNIT_TESTS := $(patsubst test/unit/%.c,$(OBJ)/test/%,$(wildcard test/unit/test_*.c))
 BENCHES := $(patsubst bench/%.c,$(OBJ)/bench/%,$(wildcard bench/bench_*.c))
 
-.PHONY: all run test test-asan test-tsan bench clean format format-check docs-check unit-tests benches
+.PHONY: all run test test-asan test-tsan bench clean format format-check lint docs-check unit-tests \
+	benches
 
 all: $(BUILD)/skynet $(CSERVICE) $(LUACLIB)
 
@@ -211,6 +213,15 @@ format:
 
 format-check:
 	clang-format --dry-run --Werror $(FORMAT_SRC)
+
+# Lua lint: luacheck (Debian lua-check; 3rd/deps-test.sh installs it or prints
+# the command) with .luacheckrc, then test/lint/refs.sh: no file points at a
+# path or document outside the repository.
+LINT_LUA := lualib service examples test
+lint:
+	@command -v luacheck >/dev/null 2>&1 || sh 3rd/deps-test.sh
+	luacheck -q $(LINT_LUA)
+	@sh test/lint/refs.sh
 
 # Every public Lua function and config key has a reference entry in docs/, every relative link
 # in README.md and docs/ resolves (docs/tools/check.lua; the lists come from docs/tools/api.lua);

@@ -7,6 +7,7 @@
 #   chromium        (chromium)            the browser page test
 #   prometheus      (promtool)            the metrics format check
 #   openssl         (openssl)             test certificates for TLS
+#   lua-check       (luacheck)            the Lua lint (`make lint`)
 # As root it installs what is missing with apt-get; otherwise it stops and
 # prints the exact command to run. `make test` runs it first.
 set -e
@@ -25,6 +26,7 @@ need mariadb-install-db mariadb-server
 need chromium chromium
 need promtool prometheus
 need openssl openssl
+need luacheck lua-check
 
 [ -z "$missing" ] && exit 0
 

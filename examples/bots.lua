@@ -215,7 +215,7 @@ end
 local mode = ...
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, _, cmd, ...)
+	skynet.dispatch("lua", function(_, _, cmd, ...)
 		local f = assert(CMD[cmd], cmd)
 		skynet.retpack(f(...))
 	end)

@@ -199,15 +199,15 @@ end
 function REPLY.say(f, request)
 	local text = request and request:match "^%S+%s+(.-)%s*$" or ""
 	local n = math.tointeger(tonumber(f.heard))
-	local who
+	local heard
 	if n == nil then
-		who = "sent"
+		heard = "sent"
 	elseif n == 0 then
-		who = "nobody heard you"
+		heard = "nobody heard you"
 	else
-		who = string.format("heard by %d player%s", n, n == 1 and "" or "s")
+		heard = string.format("heard by %d player%s", n, n == 1 and "" or "s")
 	end
-	out(string.format("you say: %s (%s)", text, who))
+	out(string.format("you say: %s (%s)", text, heard))
 end
 
 function REPLY.tell(f)
@@ -224,7 +224,7 @@ end
 
 local PUSH = {}
 
-function PUSH.hello(w, line)
+function PUSH.hello(_, line)
 	out("* " .. line:gsub("^hello%s*", ""))
 end
 
@@ -293,22 +293,22 @@ function PUSH.heal(w)
 	end
 end
 
-function PUSH.reward(w, line)
+function PUSH.reward(_, line)
 	local f = fields(line)
 	out(string.format("$ online reward: %s gold (total %s); next in %ss", f.gold, f.total, f.next))
 end
 
-function PUSH.quest(w, line)
+function PUSH.quest(_, line)
 	local f = fields(line)
 	out(string.format("$ daily quest done: %s gold (total %s)", f.gold, f.total))
 end
 
-function PUSH.daily(w, line)
+function PUSH.daily(_, line)
 	out("* daily reset: the daily quest starts again (" .. (fields(line).quest or "") .. ")")
 end
 
 -- The session is over: no more input; the server closes the connection.
-function PUSH.kick(w, line)
+function PUSH.kick(_, line)
 	kicked = line:match "^kick%s+(.-)%s*$" or "no reason given"
 	out("* the server disconnects you: " .. kicked)
 end

@@ -1,4 +1,4 @@
--- The demo game's watchdog (the spec 7.7 pattern): owns the gate, makes one
+-- The demo game's watchdog (the watchdog / agent pattern): owns the gate, makes one
 -- agent per accepted client and ends it when the client goes.
 --
 -- Gate notices arrive as lua sends ("socket", event, fd, ...), without a
@@ -47,7 +47,7 @@ local function drop(fd)
 	end
 end
 
-function SOCKET.open(fd, addr)
+function SOCKET.open(fd)
 	making[fd] = true
 	local ok, a = pcall(new_service, "agent")
 	making[fd] = nil
@@ -75,7 +75,7 @@ function SOCKET.close(fd)
 	drop(fd)
 end
 
-function SOCKET.error(fd, text)
+function SOCKET.error(fd)
 	drop(fd)
 end
 
@@ -83,11 +83,11 @@ function SOCKET.warning(fd, kb)
 	skynet.error(sformat("warn: watchdog: %d KB unsent to fd=%d", kb, fd))
 end
 
-function SOCKET.data(fd, msg)
+function SOCKET.data()
 	-- frames from a client without an agent: none in this design
 end
 
-function CMD.start(source, s, world_addr)
+function CMD.start(_, s, world_addr)
 	S = settings.make(s)
 	world = world_addr
 	gate = skynet.newservice("gate")
@@ -97,7 +97,7 @@ function CMD.start(source, s, world_addr)
 	})
 end
 
-function CMD.close(source, fd)
+function CMD.close(_, fd)
 	skynet.call(gate, "lua", "kick", fd)
 end
 

@@ -20,7 +20,6 @@ local socket = require "skynet.socket"
 local server = require "http.server"
 local websocket = require "http.websocket"
 
-local sformat = string.format
 local spack = string.pack
 local sunpack = string.unpack
 
@@ -101,7 +100,7 @@ local function bridge(req)
 		handshake = function(id)
 			skynet.fork(relay_from_gate, fd, id)
 		end,
-		message = function(id, data)
+		message = function(_, data)
 			if #data > 0xffff then
 				return
 			end

@@ -37,7 +37,6 @@ local S -- settings
 local per_second -- ticks per second
 local move_ticks, attack_ticks
 local tick_n = 0
-local tick_handle, cron_handle
 
 local players = {} -- name -> player
 local online = {} -- name -> player, online only
@@ -266,8 +265,8 @@ local function quest_text(p)
 	return sformat("%d/%d", p.quest, S.quest_kills)
 end
 
--- Credits player p with the kill of monster m.
-local function credit(p, m)
+-- Credits player p with the kill of a monster.
+local function credit(p)
 	p.gold = p.gold + S.monster_gold
 	p.kills = p.kills + 1
 	if p.quest_done then
@@ -287,7 +286,7 @@ local function kill(e, killer)
 	announce(e, sformat("die %s %s", e.id, killer.id))
 	if e.kind == "monster" then
 		if killer.kind == "player" then
-			credit(killer, e)
+			credit(killer)
 		end
 		e.respawn_obj = skynet.timeout(S.monster_respawn_cs, function()
 			respawn_monster(e)
@@ -415,10 +414,6 @@ end
 
 local function dead_err(p, cmd)
 	return err(cmd, "you are dead (respawn in %ss)", proto.secs(p.respawn_at - skynet.now()))
-end
-
-local function is_printable(text)
-	return not text:find "[%c]"
 end
 
 function REQ.look(p)
@@ -619,7 +614,7 @@ local function new_player(name)
 	}
 end
 
-function CMD.init(source, s)
+function CMD.init(_, s)
 	S = settings.make(s)
 	math.randomseed(S.seed ~= 0 and S.seed or math.floor(skynet.time() * 1000))
 	per_second = math.max(1, 100 // S.tick_cs)
@@ -644,9 +639,9 @@ function CMD.init(source, s)
 		monster_list[i] = m
 		grid_add(mgrid, m)
 	end
-	tick_handle = timer.every(S.tick_cs, tick, { name = "world tick" })
-	cron_handle = timer.cron(settings.daily_spec(S), daily_reset,
-		{ tz = S.daily_tz, name = "daily reset" })
+	-- Both schedules last as long as the service: their handles are not kept.
+	timer.every(S.tick_cs, tick, { name = "world tick" })
+	timer.cron(settings.daily_spec(S), daily_reset, { tz = S.daily_tz, name = "daily reset" })
 	return true
 end
 
@@ -715,7 +710,7 @@ function CMD.request(source, name, cmd, line)
 	return r
 end
 
-function CMD.reward(source, name, gold)
+function CMD.reward(_, name, gold)
 	local p = players[name]
 	if p == nil then
 		return 0
@@ -753,7 +748,7 @@ end
 skynet.info_func(CMD.stats)
 
 -- A snapshot of one entity (tests): plain fields, buffs as skill -> cs left.
-function CMD.inspect(source, id)
+function CMD.inspect(_, id)
 	local e = find(id)
 	if e == nil then
 		return nil

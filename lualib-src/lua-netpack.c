@@ -1,5 +1,5 @@
 /*
- * skynet.netpack: client framing (spec 6.2). A frame is a 2-byte big-endian
+ * skynet.netpack: client framing. A frame is a 2-byte big-endian
  * length followed by that many payload bytes (0..65535).
  *
  * API:

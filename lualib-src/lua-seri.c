@@ -1,5 +1,5 @@
 /*
- * skynet.pack / skynet.unpack (spec 6.1).
+ * skynet.pack / skynet.unpack: the value serialization (format in lua-seri.h).
  *
  * Every value is a tag byte (low 3 bits type, high 5 bits cookie) and a
  * payload; multi-byte fields are in host order (little-endian).

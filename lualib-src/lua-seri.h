@@ -2,7 +2,7 @@
 #define SKYNET_LUA_SERI_H
 
 /*
- * skynet.pack / skynet.unpack: the byte-exact value serialization of spec 6.1.
+ * skynet.pack / skynet.unpack: the value serialization, byte for byte skynet's.
  * These are lua_CFunctions; the skynet.core binding (lua-skynet.c) registers
  * them under the names pack, packstring and unpack. Each runs on the Lua
  * state that calls it and touches no shared data, so any number of states may

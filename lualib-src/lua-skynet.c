@@ -1,5 +1,5 @@
 /*
- * skynet.core: the C binding skynet.lua is built on (spec 5.13).
+ * skynet.core: the C binding skynet.lua is built on.
  *
  * Every function reaches its service through the light userdata the host
  * stores in the registry under "skynet_context"; opening the module in a
@@ -50,7 +50,7 @@
  *   tostring(msg, sz) -> string | nil   Copies a buffer (strings pass through).
  *   trash(msg, sz)                  Frees a light userdata buffer; strings ignored.
  *   pack(...) -> msg, sz; packstring(...) -> string; unpack(msg, sz | str)
- *       The serialization of spec 6.1 (lua-seri.h).
+ *       The value serialization of lua-seri.h.
  *   now() -> integer                skynet_now(): centiseconds since node start.
  *   hpc() -> integer                CLOCK_MONOTONIC in nanoseconds.
  *   walltime() -> number            The wall clock, float seconds since the

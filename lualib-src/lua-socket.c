@@ -1,6 +1,6 @@
 /*
  * skynet.socketdriver: the C driver under skynet.socket, gateserver and
- * friends (spec 5.10). It wraps skynet_socket.h for the calling service
+ * friends. It wraps skynet_socket.h for the calling service
  * (the light userdata "skynet_context" in the registry) and adds the
  * read-buffer helpers skynet.socket keeps per socket.
  *

@@ -1,4 +1,4 @@
--- The service loader (spec 4.5). snlua runs this chunk with one argument,
+-- The service loader (config key `lualoader`). snlua runs this chunk with one argument,
 -- the launch parameter "name arg1 arg2 ...". It sets the documented globals
 -- SERVICE_NAME and SERVICE_PATH, finds the service's main chunk along the
 -- LUA_SERVICE templates, sets package.path/cpath from LUA_PATH/LUA_CPATH,

@@ -1,4 +1,4 @@
--- skynet: the Lua service API (spec 5.2-5.5).
+-- skynet: the Lua service API (protocols, send/call/ret, timers, coroutines).
 --
 -- Sessions. `waiting` maps every session this service expects a message
 -- for (other than pending timeouts) to what the message means:
@@ -190,9 +190,9 @@ S.last_will = setmetatable({}, {
 	end,
 })
 
--- Session wrap-around (spec 1.9): collisions are only possible once the
--- counter has wrapped; from then on every allocation first skips sessions
--- that are still in use.
+-- Session wrap-around (sessions count up to SESSION_MAX, then start again
+-- at 1): collisions are only possible once the counter has wrapped; from
+-- then on every allocation first skips sessions that are still in use.
 local last_session = 0
 local wrapped = false
 
@@ -329,7 +329,7 @@ local function co_get()
 			if fired_n > 0 or tracing then
 				co_finished(co)
 			end
-			f = nil
+			f = nil -- luacheck: ignore 311 (the parked coroutine must not keep the job alive)
 			pool[#pool + 1] = co
 			f = co_run(coroutine_yield "EXIT")
 		end
@@ -594,7 +594,7 @@ local function yield_call(addr, session)
 	return msg, sz
 end
 
--- Sends a request with a new session (spec 1.9 safe); returns the session.
+-- Sends a request with a new session (safe after wrap-around); returns the session.
 local function new_call(addr, id, msg, sz)
 	if addr == 0 then
 		if sz ~= nil then
@@ -683,7 +683,7 @@ end
 ---------------------------------------------------------------- timers
 
 local function timer_object(session)
-	return c.unpack(string.pack("<Bj", 3, session)) -- 3: the light userdata tag (spec 6.1)
+	return c.unpack(string.pack("<Bj", 3, session)) -- 3: the light userdata tag of skynet.pack
 end
 
 -- skynet.timeout and skynet.sleep arm their timer inline (as genid does

@@ -1,5 +1,5 @@
 /*
- * logger: the C log service (spec 4.4).
+ * logger: the C log service (the config key `logservice` names it; the default).
  *
  * Param: a file path, or NULL/empty for stdout. Each PTYPE_TEXT message
  * becomes one line "[:%08x] <text>", flushed at once. Lines written to a file

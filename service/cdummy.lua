@@ -1,4 +1,4 @@
--- cdummy (.cslave when harbor = 0): global names on a single node (spec 7.8).
+-- cdummy (.cslave when harbor = 0): global names on a single node.
 -- The core keeps the name table: GLOBALNAME binds a name and flushes the
 -- messages queued for it. This service answers queries, waiting for names
 -- that are not registered yet.
@@ -42,7 +42,7 @@ function command.QUERYNAME(name)
 	waiters[#waiters + 1] = skynet.response()
 end
 
-function command.LINK(id)
+function command.LINK()
 	skynet.ret()
 end
 
@@ -57,7 +57,7 @@ function command.CONNECT(id)
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, ...)
+	skynet.dispatch("lua", function(_, _, cmd, ...)
 		local f = assert(command[cmd], cmd)
 		f(...)
 	end)

@@ -221,7 +221,7 @@ local function serve_wait(...)
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, ...)
+	skynet.dispatch("lua", function(_, _, cmd, ...)
 		if cmd == "WAIT" then
 			return serve_wait(...)
 		end

@@ -1,5 +1,5 @@
--- debug_console: a telnet-style console to inspect and steer the node
--- (spec 7.5). newservice("debug_console", [ip,] port) listens on ip
+-- debug_console: a telnet-style console to inspect and steer the node.
+-- newservice("debug_console", [ip,] port) listens on ip
 -- (default 127.0.0.1) and logs "Start debug console at ip:port". Port 0
 -- takes a free port; the log line and the `lua` request ADDRESS (replies
 -- ip, port) tell which. The `lua` request STATS replies { yields = batches

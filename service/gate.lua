@@ -1,4 +1,4 @@
--- gate: the standard client gate (spec 7.6), built on snax.gateserver.
+-- gate: the standard client gate, built on snax.gateserver.
 --
 -- Commands (lua protocol, each replied to): open(conf) -> address, port;
 -- close(); forward(fd, client, address); accept(fd); kick(fd).
@@ -67,7 +67,7 @@ function CMD.forward(source, fd, client, address)
 	gateserver.openclient(fd)
 end
 
-function CMD.accept(source, fd)
+function CMD.accept(_, fd)
 	local c = assert(connection[fd], "gate.accept: unknown fd")
 	c.agent = nil
 	c.client = nil
@@ -75,7 +75,7 @@ function CMD.accept(source, fd)
 	gateserver.openclient(fd)
 end
 
-function CMD.kick(source, fd)
+function CMD.kick(_, fd)
 	gateserver.closeclient(fd)
 end
 

@@ -1,5 +1,5 @@
 -- launcher (.launcher): launches Lua services on behalf of skynet.newservice
--- and keeps the list of live ones (spec 7.3).
+-- and keeps the list of live ones.
 local skynet = require "skynet"
 local core = require "skynet.core"
 require "skynet.manager"
@@ -152,7 +152,7 @@ skynet.register_protocol {
 	name = "text",
 	id = skynet.PTYPE_TEXT,
 	unpack = skynet.tostring,
-	dispatch = function(session, address, cmd)
+	dispatch = function(_, address, cmd)
 		if cmd == nil or cmd == "" then
 			command.LAUNCHOK(address)
 		elseif cmd == "ERROR" then
@@ -163,7 +163,7 @@ skynet.register_protocol {
 	end,
 }
 
-skynet.dispatch("lua", function(session, address, cmd, ...)
+skynet.dispatch("lua", function(_, address, cmd, ...)
 	cmd = string.upper(cmd)
 	local f = command[cmd]
 	if f then

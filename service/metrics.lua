@@ -260,7 +260,7 @@ skynet.start(function()
 	local _, addr, bound = server.listen { address = address, port = port, handler = handler,
 		max_connections = 16, bodylimit = 0, timeout = 500 }
 	skynet.error(sformat("metrics on http://%s:%d/metrics", addr, bound))
-	skynet.dispatch("lua", function(session, source, cmd)
+	skynet.dispatch("lua", function(_, _, cmd)
 		if cmd == "port" then
 			skynet.retpack(bound)
 		elseif cmd == "render" then

@@ -112,7 +112,7 @@ function CMD.PUB(source, c, box, size)
 	end
 end
 
-function CMD.DEL(source, c)
+function CMD.DEL(_, c)
 	channel[c] = nil
 	count[c] = nil
 end

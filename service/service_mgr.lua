@@ -1,5 +1,5 @@
 -- service_mgr (.service, and the global SERVICE in standalone mode): unique
--- services by name (spec 7.4). Every reply is (result) or (nil, errmsg).
+-- services by name. Every reply is (result) or (nil, errmsg).
 --
 -- service[name] is a handle once started, a string when the launch failed
 -- (every later LAUNCH or QUERY of that name fails with it), or a table
@@ -167,7 +167,7 @@ local function register_local()
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, command, ...)
+	skynet.dispatch("lua", function(_, _, command, ...)
 		local f = cmd[command]
 		if f == nil then
 			skynet.ret(skynet.pack(nil, "Invalid command " .. tostring(command)))

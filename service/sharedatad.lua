@@ -129,7 +129,7 @@ local function monitor(name, h)
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, ...)
+	skynet.dispatch("lua", function(_, _, cmd, ...)
 		if cmd == "monitor" then
 			monitor(...)
 			return

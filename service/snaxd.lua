@@ -120,7 +120,7 @@ function system.profile()
 	skynet.retpack(stat)
 end
 
-local function dispatch(session, source, id, ...)
+local function dispatch(session, _, id, ...)
 	local method = funcs[id]
 	if method == nil then
 		error(string.format("snaxd %s: invalid method id %s", name, tostring(id)))

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Message types: the top 8 bits of a message's size field (spec 1.7). */
+/* Message types: the top 8 bits of a message's size field (skynet's numbers). */
 #define PTYPE_TEXT           0
 #define PTYPE_RESPONSE       1
 #define PTYPE_MULTICAST      2
@@ -43,11 +43,11 @@
 #define PTYPE_SNAX           11
 #define PTYPE_TRACE          12
 
-/* Flags ORed into the type argument of skynet_send (spec 1.6). */
+/* Flags ORed into the type argument of skynet_send. */
 #define PTYPE_TAG_DONTCOPY     0x10000
 #define PTYPE_TAG_ALLOCSESSION 0x20000
 
-/* The one error enum. Values -1 and -2 are the send results of the spec. */
+/* The one error enum. -1 and -2 are also what skynet's skynet_send returns. */
 enum skynet_err {
 	SKYNET_OK = 0,
 	SKYNET_EDEAD = -1,   // no such service, or it has exited
@@ -68,7 +68,7 @@ void skynet_error(struct skynet_context *ctx, const char *msg, ...)
     __attribute__((format(printf, 2, 3)));
 
 /*
- * Run a text command (spec 4.2). The result is borrowed: valid until the next
+ * Run a text command (skynet's command set). The result is borrowed: valid until the next
  * command on the same context; NULL means no result. Thread-safe, but a
  * context's result buffer is its own: call it only from the thread running
  * that context (or while no worker can).
@@ -108,7 +108,7 @@ void skynet_callback(struct skynet_context *ctx, void *ud, skynet_cb cb);
 /* Handle of the service the calling worker runs now, or 0 off a worker. */
 uint32_t skynet_current_handle(void);
 
-/* Centiseconds since node start (spec 3); the virtual clock in virtual time. */
+/* Centiseconds since node start; the virtual clock in virtual time. */
 uint64_t skynet_now(void);
 
 /*

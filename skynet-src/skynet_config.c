@@ -1,5 +1,5 @@
 /*
- * The config file loader (spec 4.3).
+ * The config file loader.
  *
  * A config file is Lua source. It runs, in text mode, with a fresh table as
  * its _ENV: every global assignment lands in that table, so later lines can

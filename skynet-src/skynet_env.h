@@ -24,7 +24,7 @@ bool skynet_optboolean(const char *key, bool opt);
 const char *skynet_optstring(const char *key, const char *opt);
 
 /*
- * Load a config file (spec 4.3) into the env: Lua syntax, include "file",
+ * Load a config file into the env: Lua syntax, include "file",
  * $NAME expansion. Returns 0, or SKYNET_EINVAL with a one-line message
  * (no newline) in err.
  */

@@ -2,7 +2,7 @@
 #define SKYNET_HARBOR_H
 
 /*
- * Node identity and global names for a single node (spec 2, 7.8): a global
+ * Node identity and global names for a single node (harbor 0): a global
  * name (no ':' or '.' prefix, at most 15 characters) maps to a handle once
  * registered; messages sent to it before that are queued here and flushed,
  * in send order, by the registration.

@@ -2,7 +2,7 @@
 #define SKYNET_LOG_H
 
 /*
- * Per-service message logs (LOGON / LOGOFF, spec 4.2): every message a
+ * Per-service message logs (commands LOGON / LOGOFF): every message a
  * service receives, one line each, in <logpath>/<handle %08x>.log.
  */
 
@@ -27,7 +27,7 @@ void skynet_log_close(struct skynet_context *ctx, FILE *f, uint32_t handle);
  * Append one line for a received message: ":%08x type session now hexpayload"
  * (source, PTYPE, session, skynet_now() in cs, payload bytes as lower-case
  * hex), flushed; a PTYPE_SOCKET message is written as "[socket] type id ud
- * text-or-hex" instead (spec 4.2). buffer is borrowed. Call from one thread
+ * text-or-hex" instead, as skynet writes it. buffer is borrowed. Call from one thread
  * at a time per f (the worker running the logged service).
  */
 void skynet_log_output(FILE *f, uint32_t source, int type, int session, void *buffer, size_t sz);

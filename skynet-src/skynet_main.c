@@ -1,6 +1,6 @@
 /*
  * The node binary: `skynet <configfile>`. Loads the config into the env,
- * reads the startup keys (writing defaults back, spec 4.3) and boots.
+ * reads the startup keys (writing their defaults back into the env) and boots.
  */
 #include "skynet.h"
 

@@ -559,7 +559,7 @@ handle_exit(struct skynet_context *context, uint32_t handle) {
 	skynet_context_retire(handle);
 }
 
-/* Commands: each returns a borrowed string or NULL (spec 4.2). */
+/* Commands (skynet's text command set): each returns a borrowed string or NULL. */
 
 int
 skynet_timeout_new(struct skynet_context *context, int time_cs) {
@@ -616,7 +616,7 @@ cmd_name(struct skynet_context *context, const char *param) {
 	return NULL;
 }
 
-/* GLOBALNAME "name :hex": bind a global name (the single-node harbor, spec 7.8). */
+/* GLOBALNAME "name :hex": bind a global name (the single-node harbor). */
 static const char *
 cmd_globalname(struct skynet_context *context, const char *param) {
 	if (param == NULL)

@@ -60,7 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define INLINE_TEXT_MAX 128 // spec 5.10: error text is at most 128 chars
+#define INLINE_TEXT_MAX 128 // event text (error, address) is cut to 128 chars, as in skynet
 
 _Static_assert((int)SOCKET_SERVER_EINVAL == (int)SKYNET_EINVAL &&
                    (int)SOCKET_SERVER_EIO == (int)SKYNET_EIO &&

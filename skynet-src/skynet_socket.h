@@ -28,7 +28,7 @@
 
 #define SKYNET_SOCKET_MAX 65536 // sockets open at once
 
-/* Event types: the type field of struct skynet_socket_message (spec 5.10). */
+/* Event types: the type field of struct skynet_socket_message (skynet's numbers). */
 #define SKYNET_SOCKET_TYPE_DATA    1
 #define SKYNET_SOCKET_TYPE_CONNECT 2
 #define SKYNET_SOCKET_TYPE_CLOSE   3

@@ -326,7 +326,12 @@ thread_worker(void *p) {
 	return NULL;
 }
 
-/* Spec 1.2: -1 x4, 0 x4, 1 x8, 2 x8, 3 x8, then 0. */
+/*
+ * Worker i's weight, as in skynet: -1 x4, 0 x4, 1 x8, 2 x8, 3 x8, then 0.
+ * A turn on one service queue handles one message at weight -1; at weight
+ * w >= 0 it handles about (messages waiting >> w), at least one: weight 0
+ * drains the backlog, weight 3 an eighth of it.
+ */
 static int
 worker_weight(int i) {
 	static const int weight[] = {

@@ -2,7 +2,7 @@
 #define SKYNET_START_H
 
 /*
- * Node boot and the thread model (spec 1.1, 7.1): set up every subsystem,
+ * Node boot and the thread model: set up every subsystem,
  * launch the logger and the bootstrap service, run the worker, timer and
  * monitor threads until the last service exits, then tear everything down.
  */

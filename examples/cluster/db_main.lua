@@ -20,7 +20,7 @@ end
 
 skynet.start(function()
 	if mode == "kv" then
-		skynet.dispatch("lua", function(_, source, cmd, ...)
+		skynet.dispatch("lua", function(_, _, cmd, ...)
 			local f = CMD[cmd]
 			if f == nil then
 				error("kv: unknown command " .. tostring(cmd))

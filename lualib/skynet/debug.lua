@@ -1,4 +1,4 @@
--- skynet.debug: the debug protocol every Lua service answers (spec 5.11).
+-- skynet.debug: the debug protocol (PTYPE_DEBUG) every Lua service answers.
 -- skynet.lua loads it on the first PTYPE_DEBUG request; requiring it by hand
 -- (for reg_debugcmd) installs it early. Commands reply with skynet.ret.
 local skynet = require "skynet"
@@ -158,7 +158,7 @@ function dbgcmd.LINK()
 	skynet.response()
 end
 
--- Beyond the spec: this service's pending C timers (timeouts and sleeps), for
+-- An addition to skynet's commands: this service's pending C timers (timeouts and sleeps), for
 -- the debug console's `timers` command.
 function dbgcmd.TIMERS()
 	retpack(require("skynet.core").intcommand("STAT", "timers"))
@@ -177,7 +177,7 @@ function M.reg_debugcmd(name, fn)
 	dbgcmd[name] = fn
 end
 
-skynet.dispatch("debug", function(session, source, cmd, ...)
+skynet.dispatch("debug", function(_, _, cmd, ...)
 	local f = dbgcmd[cmd]
 	assert(f, cmd)
 	f(...)

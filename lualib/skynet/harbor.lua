@@ -1,4 +1,4 @@
--- skynet.harbor: global names through .cslave (spec 5.14, 7.8).
+-- skynet.harbor: global names through .cslave (cdummy on a single node).
 local skynet = require "skynet"
 
 local harbor = {}

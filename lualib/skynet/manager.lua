@@ -1,5 +1,5 @@
--- skynet.manager: service management functions added to the skynet table
--- (spec 5.6). Returns skynet.
+-- skynet.manager: service management functions added to the skynet table.
+-- Returns skynet.
 local skynet = require "skynet"
 local c = require "skynet.core"
 

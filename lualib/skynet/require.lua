@@ -1,4 +1,4 @@
--- skynet.require: the two-phase require every service gets (spec 5.12).
+-- skynet.require: the two-phase require every service gets (skynet.init).
 --
 -- In the main chunk `require` is the standard one, except that skynet.init(f)
 -- calls made while it runs are deferred: init_all runs them inside

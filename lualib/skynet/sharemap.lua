@@ -116,7 +116,7 @@ local reader_mt = {
 		end
 		return state[self].data[k]
 	end,
-	__newindex = function(self, k)
+	__newindex = function(_, k)
 		error(string.format("sharemap: a reader is read-only (field %s)", tostring(k)), 2)
 	end,
 	__pairs = function(self)

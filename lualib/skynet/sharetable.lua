@@ -108,7 +108,7 @@ local function sharetable_service()
 	end)
 
 	skynet.start(function()
-		skynet.dispatch("lua", function(session, source, cmd, ...)
+		skynet.dispatch("lua", function(_, _, cmd, ...)
 			local f = CMD[cmd]
 			if f == nil then
 				error("sharetable: unknown command " .. tostring(cmd))
@@ -357,7 +357,7 @@ local function new_node(st, nvs, done, repoint)
 		if kx == nil then
 			return nil
 		end
-		v, x = index(nvs.v, pst.n, true, kx)
+		x = select(2, index(nvs.v, pst.n, true, kx))
 	end
 	if x ~= nil and x > 0 then
 		return x
@@ -429,7 +429,7 @@ function sharetable.update(...)
 end
 
 return setmetatable(sharetable, {
-	__index = function(t, k)
+	__index = function(_, k)
 		if k == "address" then
 			return cell()
 		end

@@ -1,9 +1,9 @@
--- skynet.socket: the Lua TCP/UDP API (spec 5.9) over skynet.socketdriver.
+-- skynet.socket: the Lua TCP/UDP API over skynet.socketdriver.
 --
 -- Every socket this service opened, listened on, accepted-and-started or
 -- bound has a state table in `sockets` (id -> state), created when the id
 -- is handed to the socket thread and forgotten by close/abandon. Events
--- arrive as PTYPE_SOCKET messages (spec 5.10) and update that state; each
+-- arrive as PTYPE_SOCKET messages (skynet_socket.h) and update that state; each
 -- is dispatched in its own coroutine like any request, so an accept
 -- callback may block.
 --
@@ -44,7 +44,7 @@
 -- Back pressure: while nobody is blocked reading, a socket holding more
 -- than PAUSE_LIMIT unread bytes is paused; reading resumes as soon as a
 -- coroutine blocks on it again. Sends never block: the socket thread
--- queues them and warns through socket.warning (spec 5.9).
+-- queues them and warns through socket.warning.
 local skynet = require "skynet"
 local driver = require "skynet.socketdriver"
 

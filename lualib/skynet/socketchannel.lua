@@ -160,7 +160,7 @@ local function dispatch_order(self, conn)
 	end
 end
 
-local function session_part(self, conn, session, ok, data, padding)
+local function session_part(conn, session, ok, data, padding)
 	local rec = conn.sessions[session]
 	if rec == nil then
 		skynet.error("socket: unknown session : " .. tostring(session))
@@ -193,7 +193,7 @@ local function dispatch_session(self, conn)
 		if not ok then
 			return drop(self, conn, session)
 		end
-		session_part(self, conn, session, rok, data, padding)
+		session_part(conn, session, rok, data, padding)
 	end
 end
 

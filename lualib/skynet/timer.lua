@@ -41,7 +41,7 @@
 -- clock is noticed within one chunk (60 s). So uptime and monotonic drift
 -- never matter.
 --
--- cron(spec, f): the spec syntax, time zones and DST rules are described in
+-- cron(spec, f): the syntax of spec, time zones and DST rules are described in
 -- skynet/cron.lua and skynet/tz.lua (both loaded on the first cron call).
 -- Fire instants that pass while a run is going, the node stalls or the
 -- clock steps forward collapse into one run; after a backward step a fired

@@ -1,4 +1,4 @@
--- snax.gateserver: a reusable TCP gate for 2-byte-framed clients (spec 7.6).
+-- snax.gateserver: a reusable TCP gate for 2-byte-framed clients.
 --
 -- The library owns the service's `socket` protocol and decodes every event
 -- with netpack.filter, so a service using it cannot use skynet.socket too.

@@ -235,7 +235,7 @@ end)
 
 t.case("a RESP3 reply fails every waiter and the connection recovers", function()
 	local db = redis.connect(conf())
-	local wait = util.spawn(5, function(i)
+	local wait = util.spawn(5, function()
 		return db:hello(3)
 	end)
 	for i, r in ipairs(wait()) do

@@ -3,5 +3,5 @@
 local base = ...
 level = base + 1
 items = { "a", "b" }
-local hidden = 3
+local hidden = 3 -- luacheck: ignore (a local: not part of the data)
 

@@ -14,7 +14,7 @@ if mode == "filter" then
 		seen = seen + 1
 		return ptype, msg, sz, session, source
 	end, function()
-		skynet.dispatch("lua", function(session, source, cmd)
+		skynet.dispatch("lua", function(_, _, cmd)
 			assert(cmd == "seen")
 			skynet.retpack(seen)
 		end)

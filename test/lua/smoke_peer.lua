@@ -39,7 +39,7 @@ skynet.info_func(function(...)
 end)
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, ...)
+	skynet.dispatch("lua", function(_, _, cmd, ...)
 		local f = assert(CMD[cmd], cmd)
 		local r = table.pack(f(...))
 		if r[1] ~= held then

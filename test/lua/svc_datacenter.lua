@@ -20,7 +20,7 @@ function CMD.get(...)
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, ...)
+	skynet.dispatch("lua", function(session, _, cmd, ...)
 		local f = assert(CMD[cmd], "svc_datacenter: unknown command")
 		if session == 0 then
 			f(...)

@@ -12,7 +12,7 @@ debug_ext.reg_debugcmd("PAIR", function()
 end)
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd)
+	skynet.dispatch("lua", function(_, _, cmd)
 		skynet.retpack(cmd == "ping" and "pong" or nil)
 	end)
 end)

@@ -84,20 +84,20 @@ function CMD.ping()
 end
 
 -- Replies, then tries to reply again: records both outcomes.
-function RAW.ret_twice(session, source)
+function RAW.ret_twice()
 	local r1 = skynet.ret(skynet.pack("first"))
 	local ok, err = pcall(skynet.ret, skynet.pack("second"))
 	last = table.pack(r1, ok, err)
 end
 
 -- Meant to be sent (session 0): ret has nobody to answer.
-function RAW.ret_on_send(session, source)
+function RAW.ret_on_send(session)
 	local r = skynet.ret(skynet.pack("nobody"))
 	last = table.pack(session, r)
 end
 
 -- A fork has no request to answer.
-function RAW.ret_in_fork(session, source)
+function RAW.ret_in_fork()
 	skynet.fork(function()
 		last = table.pack(pcall(skynet.ret, skynet.pack("from fork")))
 	end)
@@ -110,12 +110,12 @@ function RAW.context(session, source)
 end
 
 -- Keeps the reply for later (flush/answer/fail).
-function RAW.defer(session, source, tag)
+function RAW.defer(_, _, tag)
 	held[#held + 1] = { resp = skynet.response(), tag = tag }
 end
 
 -- Keeps the reply with a custom pack function.
-function RAW.defer_custom(session, source, tag)
+function RAW.defer_custom(_, _, tag)
 	local resp = skynet.response(function(...)
 		return skynet.pack("custom", ...)
 	end)
@@ -166,7 +166,7 @@ function CMD.answer_one(v)
 end
 
 -- Blocks until "release" or the coroutine is killed.
-function RAW.hold(session, source, tag)
+function RAW.hold(_, _, tag)
 	local co = coroutine.running()
 	held_threads[#held_threads + 1] = co
 	skynet.wait(co)
@@ -174,7 +174,7 @@ function RAW.hold(session, source, tag)
 end
 
 -- Like hold, and tells addr (with a send) when its to-be-closed variable runs.
-function RAW.hold_tbc(session, source, addr, tag)
+function RAW.hold_tbc(_, _, addr, tag)
 	local _ <close> = setmetatable({}, {
 		__close = function()
 			skynet.send(addr, "lua", "mark", "closed " .. tag)
@@ -208,7 +208,7 @@ function CMD.kill_held()
 end
 
 -- Returns without replying: the caller stays blocked.
-function RAW.noreply(session, source) end
+function RAW.noreply() end
 
 skynet.info_func(function(...)
 	return { service = "svc_echo", args = { ... } }

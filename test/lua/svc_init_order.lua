@@ -13,7 +13,7 @@ end)
 
 skynet.start(function()
 	order[#order + 1] = "start"
-	skynet.dispatch("lua", function(session, source, cmd)
+	skynet.dispatch("lua", function(_, _, cmd)
 		if cmd == "order" then
 			skynet.retpack(table.concat(order, ","))
 		else

@@ -40,7 +40,7 @@ local function full()
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd)
+	skynet.dispatch("lua", function(_, _, cmd)
 		assert(cmd == "fill_use_exit")
 		fill()
 		leave_room()

@@ -61,7 +61,7 @@ function CMD.loop_c(source)
 	spin_c()
 end
 
-function CMD.work(source, n)
+function CMD.work(_, n)
 	local caught = 0
 	local ok, err = pcall(spin_c, n)
 	if not ok then
@@ -73,7 +73,7 @@ function CMD.work(source, n)
 	skynet.retpack(caught)
 end
 
-function CMD.nap(source, ti)
+function CMD.nap(_, ti)
 	skynet.sleep(ti)
 	skynet.retpack("awake")
 end
@@ -85,7 +85,7 @@ end
 
 -- The fork runs (on another pooled coroutine) right after this request and
 -- parks on top of it, so "probe" runs there and sees this one in the pool.
-function CMD.ret_at(source, k)
+function CMD.ret_at(_, k)
 	local self = skynet.address(skynet.self())
 	fired = false
 	hooked = coroutine.running()
@@ -126,7 +126,7 @@ function CMD.ping()
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, ...)
+	skynet.dispatch("lua", function(_, source, cmd, ...)
 		local f = CMD[cmd]
 		if f == nil then
 			error("svc_loop: unknown command (" .. tostring(cmd) .. ")")

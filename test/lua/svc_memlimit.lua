@@ -28,7 +28,7 @@ end
 -- Many small tables until the limit bites; everything is garbage after.
 function CMD.fill()
 	local ok, err = pcall(function()
-		local t = {}
+		local t = {} -- luacheck: ignore (only filled, to use memory)
 		for i = 1, 10000000 do
 			t[i] = { i }
 		end
@@ -47,7 +47,7 @@ end
 local hoard
 function CMD.fill_exit(source)
 	skynet.fork(function()
-		local guard <close> = setmetatable({}, {
+		local guard <close> = setmetatable({}, { -- luacheck: ignore (only closed)
 			__close = function()
 				local text = string.rep("c", 4096)
 				skynet.send(source, "lua", "mark", "closed " .. #text)
@@ -70,7 +70,7 @@ function CMD.fill_exit(source)
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, ...)
+	skynet.dispatch("lua", function(_, source, cmd, ...)
 		if cmd == "fill_exit" then
 			return CMD.fill_exit(source)
 		end

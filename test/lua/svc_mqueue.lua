@@ -113,7 +113,7 @@ function CMD.mcall(report, addr, ...)
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, ...)
+	skynet.dispatch("lua", function(session, _, cmd, ...)
 		local f = assert(CMD[cmd], "svc_mqueue: unknown command")
 		if session == 0 then
 			f(...)

@@ -22,7 +22,7 @@ function CMD.publish_exit(c)
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, ...)
+	skynet.dispatch("lua", function(_, _, cmd, ...)
 		CMD[cmd](...)
 	end)
 end)

@@ -100,11 +100,11 @@ function CMD.join(source, c, mode, arg, name)
 	objs[c] = obj
 end
 
-function CMD.leave(source, c)
+function CMD.leave(_, c)
 	objs[c]:unsubscribe()
 end
 
-function CMD.drop(source, c)
+function CMD.drop(_, c)
 	objs[c] = nil
 	collectgarbage "collect"
 	collectgarbage "collect"
@@ -115,7 +115,7 @@ function CMD.log()
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, ...)
+	skynet.dispatch("lua", function(_, source, cmd, ...)
 		skynet.retpack(CMD[cmd](source, ...))
 	end)
 end)

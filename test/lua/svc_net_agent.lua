@@ -1,4 +1,4 @@
--- Helper service for the gate tests: the agent of one client (spec 7.7).
+-- Helper service for the gate tests: the agent of one client.
 -- The gate forwards the client's frames here as PTYPE_CLIENT (session =
 -- fd). Frames: "ping <x>" -> "pong <x>"; "say <text>" -> broadcast by the
 -- watchdog to every agent, which pushes "<fd>: <text>" to its client;

@@ -13,20 +13,20 @@ local driver = require "skynet.socketdriver"
 local events = {}
 local handler = {}
 
-function handler.open(source, conf)
+function handler.open(_, conf)
 	return conf.address, conf.port
 end
 
-function handler.connect(fd, addr)
+function handler.connect(fd)
 	events[#events + 1] = "connect"
 	gateserver.openclient(fd)
 end
 
-function handler.disconnect(fd)
+function handler.disconnect()
 	events[#events + 1] = "disconnect"
 end
 
-function handler.error(fd, text)
+function handler.error()
 	events[#events + 1] = "error"
 end
 

@@ -1,5 +1,5 @@
--- Helper service for the gate tests: a watchdog over service/gate (spec
--- 7.7). Mode "agent" (default) makes one svc_net_agent per client; mode
+-- Helper service for the gate tests: a watchdog over service/gate. Mode
+-- "agent" (default) makes one svc_net_agent per client; mode
 -- "accept" keeps clients without an agent, so their frames come here as
 -- ("socket", "data", ...) notices: "ping <x>" is answered "pong <x>",
 -- anything else kicks the client. Every notice is logged for the test

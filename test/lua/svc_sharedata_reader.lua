@@ -119,7 +119,7 @@ function CMD.exit()
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, ...)
+	skynet.dispatch("lua", function(_, _, cmd, ...)
 		local f = CMD[cmd]
 		if not f then
 			error(string.format("svc_sharedata_reader: unknown command (%s)", tostring(cmd)))

@@ -30,7 +30,7 @@ function CMD.set(k, v)
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, ...)
+	skynet.dispatch("lua", function(_, _, cmd, ...)
 		local f = assert(CMD[cmd], "svc_sharemap: unknown command")
 		skynet.retpack(f(...))
 	end)

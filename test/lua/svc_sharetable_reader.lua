@@ -71,7 +71,7 @@ function CMD.exit()
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, ...)
+	skynet.dispatch("lua", function(_, _, cmd, ...)
 		local f = CMD[cmd]
 		if not f then
 			error(string.format("svc_sharetable_reader: unknown command (%s)", tostring(cmd)))

@@ -31,7 +31,7 @@ local function check()
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd)
+	skynet.dispatch("lua", function(_, _, cmd)
 		assert(cmd == "check", "svc_slim: unknown command")
 		skynet.retpack(check())
 	end)

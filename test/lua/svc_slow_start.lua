@@ -9,7 +9,7 @@ skynet.start(function()
 		skynet.send(tonumber(notify), "lua", "mark", "started " .. skynet.address(skynet.self()))
 	end
 	skynet.sleep(50)
-	skynet.dispatch("lua", function(session, source, cmd)
+	skynet.dispatch("lua", function(_, _, cmd)
 		skynet.retpack(cmd == "ping" and "pong" or nil)
 	end)
 end)

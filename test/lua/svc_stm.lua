@@ -70,7 +70,7 @@ function CMD.read_loop(n, limit)
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, ...)
+	skynet.dispatch("lua", function(_, _, cmd, ...)
 		local f = assert(CMD[cmd], "svc_stm: unknown command")
 		skynet.retpack(f(...))
 	end)

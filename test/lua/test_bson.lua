@@ -41,10 +41,6 @@ local function decode_bytes(s)
 	return bson.decode(bson.to_lightuserdata(s))
 end
 
-local function cstr(s)
-	return s .. "\0"
-end
-
 local function bstr(s)
 	return spack("<i4", #s + 1) .. s .. "\0"
 end

@@ -1,5 +1,5 @@
 -- send / call / ret / response: values, per-pair ordering, the reply
--- contract (spec 5.3) and detached response closures.
+-- contract and detached response closures.
 local skynet = require "skynet"
 local t = require "testlib"
 
@@ -177,7 +177,7 @@ t.case("sends and calls from one source stay ordered", function()
 end)
 
 t.start({
-	self_echo = function(session, source, v)
+	self_echo = function(_, _, v)
 		skynet.retpack(v)
 	end,
 }, function()

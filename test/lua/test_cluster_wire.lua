@@ -27,11 +27,6 @@ local function prefix(got, want, what)
 	same(got:sub(1, #want), want, what)
 end
 
--- A frame from a length-less body.
-local function frame_of(body)
-	return string.pack(">s2", body)
-end
-
 local function body_of(frame)
 	local len = string.unpack(">I2", frame)
 	t.eq(#frame, len + 2, "frame length prefix")
@@ -148,6 +143,7 @@ t.case("6. multi-part requests and the 0x8000 boundary", function()
 	local exact = string.rep("E", 32768)
 	f, nexts, parts = core.packrequest("@sdb", 8, exact)
 	same(f, H "00 0e | 81 | 04 | 40 73 64 62 | 08 00 00 00 | 00 80 00 00", "32768 header")
+	t.eq(nexts, 9, "next")
 	check_parts(parts, 8, exact, { 32768 }, "32768 bytes: one final part")
 	prefix(parts[1], H "80 05 | 03 | 08 00 00 00 | 45", "32768 part")
 

@@ -1,4 +1,4 @@
--- skynet.coroutine (spec 5.8): user coroutines that call blocking skynet
+-- skynet.coroutine: user coroutines that call blocking skynet
 -- APIs, status "blocked", resume rules and their error texts, thread(),
 -- wrap, and plain coroutine.yield in a framework thread.
 local skynet = require "skynet"
@@ -19,6 +19,7 @@ t.case("create / resume / yield pass values like the standard library", function
 	t.eq(ok, true, "first resume")
 	t.eq(v, 3, "first yield")
 	ok, v = co.resume(c, 5)
+	t.eq(ok, true, "second resume")
 	t.eq(v, 10, "second yield")
 	ok, v = co.resume(c, "a", "b")
 	t.eq(ok, true, "last resume")
@@ -57,6 +58,7 @@ t.case("blocking calls inside a user coroutine pass through resume", function()
 	t.eq(table.concat(log, ","), "start,via call,slept", "log")
 	t.eq(skynet.now() - t0, 5, "the sleep took its time")
 	ok, v = co.resume(c)
+	t.eq(ok, true, "final resume")
 	t.eq(v, "finished", "final value")
 end)
 
@@ -94,7 +96,8 @@ t.case("skynet.coroutine.yield outside resume raises", function()
 		co.yield(1)
 	end))
 	t.eq(ok, false, "from a plain coroutine")
-	t.ok(tostring(err):find("Call skynet.coroutine.yield out of skynet.coroutine.resume", 1, true), "text: " .. tostring(err))
+	local want = "Call skynet.coroutine.yield out of skynet.coroutine.resume"
+	t.ok(tostring(err):find(want, 1, true), "text: " .. tostring(err))
 end)
 
 t.case("isyieldable is true only under skynet.coroutine.resume", function()

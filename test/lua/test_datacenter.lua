@@ -43,7 +43,7 @@ t.case("DATACENTER is a global name of this standalone node", function()
 	local h = skynet.call(".cslave", "lua", "QUERYNAME", "DATACENTER")
 	t.eq(math.type(h), "integer", "handle of DATACENTER")
 	local found = false
-	for addr, desc in pairs(skynet.call(".launcher", "lua", "LIST")) do
+	for _, desc in pairs(skynet.call(".launcher", "lua", "LIST")) do
 		if desc:find("datacenterd", 1, true) then
 			found = true
 		end
@@ -54,9 +54,9 @@ end)
 t.case("set returns the previous value, nothing for an empty slot", function()
 	t.eq(select("#", datacenter.set("a", 1)), 0, "first set returns nothing")
 	t.eq(datacenter.get("a"), 1, "get")
-	local n, old = select("#", datacenter.set("a", 2)), nil
+	local n = select("#", datacenter.set("a", 2))
 	t.eq(n, 1, "overwrite returns one value")
-	old = datacenter.set("a", 3)
+	local old = datacenter.set("a", 3)
 	t.eq(old, 2, "previous value")
 	t.eq(datacenter.set("a", false), 3, "false stored")
 	t.eq(datacenter.get("a"), false, "false is a value")

@@ -17,7 +17,7 @@ local ROUNDS <const> = t.under_tsan and 300 or 2000
 local function fake_sock(data)
 	local pos = 1
 	local sock = {}
-	function sock:read(n)
+	function sock.read(_, n)
 		if pos + n - 1 > #data then
 			error(sc.error)
 		end
@@ -25,7 +25,7 @@ local function fake_sock(data)
 		pos = pos + n
 		return s
 	end
-	function sock:readline(sep)
+	function sock.readline(_, sep)
 		local i = data:find(sep, pos, true)
 		if i == nil then
 			error(sc.error)
@@ -136,7 +136,6 @@ local function column(name, ftype, flags)
 end
 
 local EOF <const> = "\xfe\0\0\2\0"
-local EOF_MORE <const> = "\xfe\0\0\10\0"
 
 local function result_set(binary)
 	local p = { packet("\2", 1), packet(column("a", 3), 2), packet(column("b", 0xfd), 3),

@@ -1,5 +1,5 @@
--- The debug protocol every Lua service answers (spec 5.11), and the
--- launcher's views built on it (spec 7.3).
+-- The debug protocol every Lua service answers, and the launcher's views
+-- built on it.
 local skynet = require "skynet"
 local t = require "testlib"
 
@@ -96,7 +96,7 @@ t.case("the launcher's MEM and STAT views", function()
 end)
 
 t.start({
-	park = function(session, source)
+	park = function()
 		skynet.wait()
 	end,
 }, function()

@@ -1,5 +1,5 @@
--- A Lua endless loop broken by a signal (spec 4.2 SIGNAL, 4.4 snlua
--- signal(0)). The monitor thread raises the same signal after 5 s of one
+-- A Lua endless loop broken by a signal (the SIGNAL command, snlua's
+-- signal 0). The monitor thread raises the same signal after 5 s of one
 -- message; virtual time cannot wait for that, so the test sends SIGNAL
 -- itself. The looping service must break out and keep answering. A signal
 -- to a service that is not running waits for its next resume. A signal that

@@ -1,4 +1,4 @@
--- Error semantics (spec 5.5): errors in dispatch, calls to dead and unknown
+-- Error semantics: errors in dispatch, calls to dead and unknown
 -- services, bad addresses, unknown protocols, forgotten replies, term.
 local skynet = require "skynet"
 require "skynet.manager"

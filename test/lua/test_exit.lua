@@ -1,4 +1,4 @@
--- skynet.exit (spec 5.5): pending incoming calls and response closures get
+-- skynet.exit: pending incoming calls and response closures get
 -- errors, suspended coroutines are closed, queued forks are dropped, code
 -- after exit() never runs, services this one waits on learn it is dead.
 local skynet = require "skynet"
@@ -13,7 +13,8 @@ t.case("exit with pending incoming calls: every caller gets an error", function(
 	local svc = skynet.newservice("svc_echo")
 	local results = {}
 	local function collect(what, ok, err)
-		results[#results + 1] = what .. "=" .. (ok and "ok" or (tostring(err):find("call failed", 1, true) and "failed" or tostring(err)))
+		local failed = tostring(err):find("call failed", 1, true) and "failed" or tostring(err)
+		results[#results + 1] = what .. "=" .. (ok and "ok" or failed)
 	end
 	for i = 1, 3 do
 		skynet.fork(function()

@@ -1,5 +1,5 @@
 -- skynet.fork: deferred start, FIFO order, forks made by forks run in the
--- same pass, arguments, errors (spec 5.3, 5.4).
+-- same pass, arguments, errors.
 local skynet = require "skynet"
 local t = require "testlib"
 

@@ -8,7 +8,6 @@ local skynet = require "skynet"
 local socket = require "skynet.socket"
 local t = require "testlib"
 local httpc = require "http.httpc"
-local httpd = require "http.httpd"
 local server = require "http.server"
 local sh = require "http.sockethelper"
 local url = require "http.url"
@@ -113,6 +112,7 @@ t.case("httpc.get/request against http.server", function()
 	t.eq(body, "PUT /echo?x=1 DATA")
 	t.eq(rh["content-length"], "18")
 	code, body = httpc.get("127.0.0.1:" .. port, "/query?a=1&b=x%20y")
+	t.eq(code, 200)
 	t.eq(body, "1,x y")
 	code, body = httpc.get("127.0.0.1:" .. port, "/chunked")
 	t.eq(code, 200)
@@ -127,6 +127,7 @@ t.case("httpc.get/request against http.server", function()
 	t.eq(code, 500, "a failing handler answers 500")
 	t.eq(httpc.head("127.0.0.1:" .. port, "/hello"), 200)
 	code, body = httpc.post("127.0.0.1:" .. port, "/echo", { k = "a b&c" })
+	t.eq(code, 200)
 	t.eq(body, "POST /echo k=a%20b%26c")
 end)
 

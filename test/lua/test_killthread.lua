@@ -1,6 +1,6 @@
 -- skynet.killthread: cancelling a pending timeout, a pending fork, a
 -- sleeping coroutine, a coroutine waiting on a call, and one serving a
--- request (spec 5.3, issue 4 "killthread on it cancels the C timer").
+-- request (killthread on a timeout object cancels its C timer).
 local skynet = require "skynet"
 local t = require "testlib"
 

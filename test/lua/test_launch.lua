@@ -1,4 +1,4 @@
--- Launching services (spec 4.5, 5.3 newservice, 5.5 launch failures, 7.3):
+-- Launching services (loader, newservice, launch failures, the launcher):
 -- arguments, init order, nil for an exit during start, failures that raise
 -- in newservice while the node keeps running, kill during launch.
 local skynet = require "skynet"

@@ -1,4 +1,4 @@
--- skynet.memlimit (spec 5.3, 4.4 snlua): an allocation past the limit fails
+-- skynet.memlimit (enforced by snlua's allocator): an allocation past the limit fails
 -- inside the service as a Lua memory error; the service survives.
 local skynet = require "skynet"
 local t = require "testlib"

@@ -11,8 +11,8 @@ local httpc = require "http.httpc"
 local port
 
 local function scrape()
-	local code, body, header = nil, nil, {}
-	code, body = httpc.get("127.0.0.1:" .. port, "/metrics", header)
+	local header = {}
+	local code, body = httpc.get("127.0.0.1:" .. port, "/metrics", header)
 	t.eq(code, 200)
 	t.ok(header["content-type"]:find("version=0.0.4", 1, true), header["content-type"])
 	return body
@@ -110,7 +110,7 @@ t.case("other paths and methods, non-loopback address refused", function()
 	code = httpc.request("POST", "127.0.0.1:" .. port, "/metrics")
 	t.eq(code, 405)
 	t.eq(httpc.head("127.0.0.1:" .. port, "/metrics"), 200)
-	local ok, err = pcall(skynet.newservice, "metrics", "0.0.0.0", 0)
+	local ok = pcall(skynet.newservice, "metrics", "0.0.0.0", 0)
 	t.eq(ok, false, "0.0.0.0 refused")
 end)
 

@@ -127,7 +127,7 @@ t.case("messages before register wait for it; register once", function()
 	t.eq(skynet.call(s, "lua", "forgot"), 0, "no forgot-response log")
 	skynet.kill(s)
 	local fresh = server "late"
-	local _, _, ok3, err3 = skynet.call(fresh, "lua", "register_again")
+	local _, _, ok3 = skynet.call(fresh, "lua", "register_again")
 	t.eq(ok3, false, "non-function refused after a good register")
 	skynet.kill(fresh)
 end)

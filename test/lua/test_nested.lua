@@ -63,7 +63,7 @@ t.case("nested calls interleave in one service", function()
 end)
 
 t.start({
-	plus_one = function(session, source, v)
+	plus_one = function(_, _, v)
 		skynet.retpack(v + 1)
 	end,
 }, function()

@@ -138,7 +138,7 @@ t.case("a peer that never reads: the writer is warned and stops", function()
 	local s, c = util.pair()
 	socket.pause(c) -- c never reads
 	local warned = {}
-	socket.warning(s, function(id, kb)
+	socket.warning(s, function(_, kb)
 		warned[#warned + 1] = kb
 	end)
 	local rss0 = mem_kb()
@@ -167,7 +167,7 @@ t.case("warnings double while output grows, then 0 when it drains", function()
 	local s, c = util.pair()
 	socket.pause(c)
 	local warned = {}
-	socket.warning(s, function(id, kb)
+	socket.warning(s, function(_, kb)
 		warned[#warned + 1] = kb
 	end)
 	local chunk = string.rep("d", 64 * 1024)

@@ -1,4 +1,4 @@
--- service/gate + watchdog + agents (spec 7.6, 7.7): a framed chat server
+-- service/gate + watchdog + agents: a framed chat server
 -- with 50 clients, 2000 clients at once, frames split and packed together,
 -- the watchdog notices, accept mode, kick, maxclient, close; and a custom
 -- gateserver whose handler blocks (the frames behind it are still served).

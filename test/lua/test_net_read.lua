@@ -1,6 +1,6 @@
 -- test: real time (a paused socket keeps data in the kernel while the node
 -- looks idle, so virtual time would jump past the test's deadline)
--- skynet.socket reading (spec 5.9): read(n), read(), readline, readall and
+-- skynet.socket reading: read(n), read(), readline, readall and
 -- block, on data split across writes and on close; one reader at a time;
 -- close while a coroutine reads; onclose, limit, auto-pause, pause,
 -- shutdown, abandon/start handover, close_fd and header. Both ends of each

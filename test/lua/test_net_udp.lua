@@ -1,7 +1,6 @@
--- skynet.socket UDP (spec 5.9): udp with a receive callback, sendto back to
+-- skynet.socket UDP: udp with a receive callback, sendto back to
 -- the sender, udp_address, udp_dial / udp_connect + write, udp_listen, and
 -- IPv6 loopback when the host has it.
-local skynet = require "skynet"
 local socket = require "skynet.socket"
 local t = require "testlib"
 local util = require "svc_net_util"
@@ -30,7 +29,7 @@ end
 
 local function inbox()
 	local got = {}
-	return got, function(data, from)
+	return got, function(data)
 		got[#got + 1] = data
 	end
 end

@@ -1,4 +1,4 @@
--- skynet.queue (spec 5.7): mutual exclusion, FIFO admission, re-entrance,
+-- skynet.queue: mutual exclusion, FIFO admission, re-entrance,
 -- results and arguments, errors release the lock, killed coroutines too.
 local skynet = require "skynet"
 local queue = require "skynet.queue"
@@ -214,7 +214,7 @@ local request_cs = queue()
 local request_log = {}
 
 t.start({
-	serialised = function(session, source, name)
+	serialised = function(_, _, name)
 		request_cs(function()
 			request_log[#request_log + 1] = name .. "+"
 			skynet.sleep(2)
@@ -222,7 +222,7 @@ t.start({
 		end)
 		skynet.retpack(true)
 	end,
-	serialised_batch = function(session, source)
+	serialised_batch = function()
 		local me = coroutine.running()
 		local left = 3
 		for i = 1, 3 do

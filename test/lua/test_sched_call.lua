@@ -8,7 +8,7 @@ local skynet = require "skynet"
 if ... == "helper" then
 	local held = {}
 	skynet.start(function()
-		skynet.dispatch("lua", function(session, source, cmd, arg)
+		skynet.dispatch("lua", function(_, _, cmd, arg)
 			if cmd == "after" then -- answer arg cs later
 				skynet.sleep(arg)
 				skynet.retpack("answer after " .. arg)

@@ -93,7 +93,8 @@ t.case("lists, ranges, steps, names and macros", function()
 		utc(2026, 1, 1, 3, 12), utc(2026, 1, 1, 3, 20), utc(2026, 1, 1, 3, 40), utc(2026, 1, 2, 3, 0),
 	})
 	chain("0 9 * JAN-Mar mon-fri", "UTC", utc(2026, 3, 31, 10), { utc(2027, 1, 1, 9), utc(2027, 1, 4, 9) })
-	chain("10/25 * * * *", "UTC", utc(2026, 1, 1), { utc(2026, 1, 1, 0, 10), utc(2026, 1, 1, 0, 35), utc(2026, 1, 1, 1, 10) })
+	chain("10/25 * * * *", "UTC", utc(2026, 1, 1),
+		{ utc(2026, 1, 1, 0, 10), utc(2026, 1, 1, 0, 35), utc(2026, 1, 1, 1, 10) })
 	chain("0 20 * * sat", "UTC", utc(2026, 11, 22), { utc(2026, 11, 28, 20) })
 	chain("@daily", "UTC", utc(2026, 1, 1, 5), { utc(2026, 1, 2) })
 	chain("@hourly", "UTC", utc(2026, 1, 1, 5, 1), { utc(2026, 1, 1, 6) })

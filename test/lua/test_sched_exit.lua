@@ -15,7 +15,7 @@ if ... == "helper" then
 	local mode = select(2, ...)
 	local function noop() end
 	skynet.start(function()
-		skynet.dispatch("lua", function(session, source, cmd)
+		skynet.dispatch("lua", function(_, _, cmd)
 			if cmd == "hold" then
 				skynet.response() -- never answered
 			elseif cmd == "timers" then

@@ -1,4 +1,4 @@
--- skynet.pack / unpack / packstring (spec 6.1): exact bytes, round trips of
+-- skynet.pack / unpack / packstring: exact bytes, round trips of
 -- every type locally and through a real call, limits, malformed input.
 local skynet = require "skynet"
 local t = require "testlib"

@@ -8,7 +8,7 @@ local service = require "skynet.service"
 
 -- Cell bodies: they may use globals only (their one upvalue is _ENV).
 local function counter_cell(start)
-	local skynet = require "skynet"
+	local skynet = require "skynet" -- luacheck: ignore 431 (no upvalues in a cell)
 	local n = tonumber(start) or 0
 	local order = { "main" }
 	skynet.start(function()
@@ -31,7 +31,7 @@ local function failing_cell()
 end
 
 local function silent_cell()
-	local skynet = require "skynet"
+	local skynet = require "skynet" -- luacheck: ignore 431 (no upvalues in a cell)
 	skynet.start(function() end)
 end
 
@@ -77,7 +77,7 @@ end)
 
 t.case("query waits for the launch; concurrent new share one launch", function()
 	local got = {}
-	for i = 1, 3 do
+	for _ = 1, 3 do
 		skynet.fork(function()
 			local h = service.query("svc_later")
 			got[#got + 1] = h

@@ -1,4 +1,4 @@
--- Smoke test: scheduling order inside one dispatch (spec 5.4) and
+-- Smoke test: scheduling order inside one dispatch and
 -- skynet.request/select.
 local skynet = require "skynet"
 local t = require "smoke_check"
@@ -73,7 +73,7 @@ cases[#cases + 1] = { "request/select: replies in arrival order, failures first"
 	r { peer, "lua", "sleep_echo", 10, "fast" } { ".no_such_name", "lua", "echo" }
 	r:add { peer, "lua", "fail" }
 	local seen = {}
-	for req, resp in r:select() do
+	for _, resp in r:select() do
 		if resp == nil then
 			seen[#seen + 1] = "sendfail"
 		elseif resp == false then
@@ -104,7 +104,7 @@ skynet.start(function()
 	skynet.dispatch_unknown_response(function(session)
 		error("smoke: unexpected response " .. session)
 	end)
-	skynet.dispatch("lua", function(session, source, cmd)
+	skynet.dispatch("lua", function(_, _, cmd)
 		assert(cmd == "run")
 		peer = skynet.newservice("smoke_peer")
 		skynet.retpack(t.run(cases))

@@ -146,7 +146,7 @@ cases[#cases + 1] = { "global unique services", function()
 end }
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd)
+	skynet.dispatch("lua", function(_, _, cmd)
 		assert(cmd == "run")
 		skynet.retpack(t.run(cases))
 	end)

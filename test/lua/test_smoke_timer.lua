@@ -120,7 +120,7 @@ skynet.start(function()
 	skynet.dispatch_unknown_response(function()
 		unknown = unknown + 1
 	end)
-	skynet.dispatch("lua", function(session, source, cmd)
+	skynet.dispatch("lua", function(_, _, cmd)
 		assert(cmd == "run")
 		skynet.retpack(t.run(cases))
 	end)

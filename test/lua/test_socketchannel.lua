@@ -215,7 +215,7 @@ t.case("every waiting caller gets sc.error when the peer closes", function()
 	local srv = new_server()
 	local ch = sc.channel { host = "127.0.0.1", port = srv.port }
 	ch:connect(true)
-	local wait = spawn(20, function(i)
+	local wait = spawn(20, function()
 		return ch:request("hold\n", line_reply)
 	end)
 	skynet.sleep(10)

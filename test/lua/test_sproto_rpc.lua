@@ -62,16 +62,21 @@ t.case("server side: dispatch requests, responders, push", function()
 
 	kind, name, args, resp = p.server:dispatch(p.client_send("set",
 		{ what = "hello", value = "world" }, 2))
+	t.eq(kind, "REQUEST", "set kind")
 	t.eq(name, "set", "set")
 	t.same(args, { what = "hello", value = "world" }, "set args")
 	hexeq(resp(), "15 02 01 06", "set reply (no response type)")
 
 	kind, name, args, resp = p.server:dispatch(p.client_send("get", { what = "hello" }, 3))
+	t.eq(kind, "REQUEST", "get kind")
+	t.eq(name, "get", "get")
 	t.same(args, { what = "hello" }, "get args")
 	hexeq(resp({ result = "world" }), "55 02 01 08 01 c4 05 77 6f 07 72 6c 64", "get reply")
 
 	kind, name, args, resp = p.server:dispatch(p.client_send("quit"))
+	t.eq(kind, "REQUEST", "quit kind")
 	t.eq(name, "quit", "quit")
+	t.eq(args, nil, "quit: no args")
 	t.eq(resp, nil, "no session: no responder")
 
 	hexeq(p.server_send("heartbeat"), "05 01 04", "heartbeat push")
@@ -89,9 +94,11 @@ t.case("client side: responses by session, pushes", function()
 	t.same(result, { msg = "Welcome" }, "result")
 	t.eq(ud, nil, "ud")
 	kind, session, result = p.client:dispatch(unhex "15 02 01 06")
+	t.eq(kind, "RESPONSE", "set kind")
 	t.eq(session, 2, "set session")
 	t.eq(result, nil, "no body expected")
 	kind, session, result = p.client:dispatch(unhex "55 02 01 08 01 c4 05 77 6f 07 72 6c 64")
+	t.eq(kind, "RESPONSE", "get kind")
 	t.eq(session, 3, "get session")
 	t.same(result, { result = "world" }, "get result")
 	-- each session is answered once

@@ -1,4 +1,4 @@
--- skynet.stat (spec 4.2 STAT, 5.3): a number for every key STAT knows,
+-- skynet.stat (the STAT command): a number for every key STAT knows,
 -- nothing for a key it does not know.
 local skynet = require "skynet"
 local t = require "testlib"

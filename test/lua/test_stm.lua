@@ -143,7 +143,7 @@ t.case("a reader in another service", function()
 	t.eq(got[3], "v2", "new value")
 	t.eq(got[4], 2, "second field")
 	w(skynet.pack("v3"))
-	w = nil
+	w = nil -- luacheck: ignore 311 (dropped for the collector)
 	collectgarbage()
 	got = skynet.call(svc, "lua", "read")
 	t.eq(got.n, 1, "after the writer is collected: one result")
@@ -168,7 +168,7 @@ t.case("a writer in another service that exits", function()
 	t.eq(r(unpack_msg), false, "writer gone: false")
 	t.eq(r(unpack_msg), false, "from then on")
 	t.eq(spare(unpack_msg), false, "a reader that never read gets false too")
-	r, spare = nil, nil
+	r, spare = nil, nil -- luacheck: ignore 311 (dropped for the collector)
 	collectgarbage()
 end)
 

@@ -1,4 +1,4 @@
--- Time and timers under virtual time (spec 3): now/time/starttime, sleep,
+-- Time and timers under virtual time: now/time/starttime, sleep,
 -- timeout order and values, ti <= 0, sleep broken by wakeup ("BREAK") with
 -- its late timer discarded silently, token rules.
 local skynet = require "skynet"

@@ -90,6 +90,7 @@ t.case("https: http.server with a certificate, httpc get/post/stream", function(
 	t.eq(code, 200)
 	t.eq(body, "hello over tls GET ")
 	code, body = httpc.request("POST", "HTTPS://localhost:" .. p, "/y", nil, nil, "data")
+	t.eq(code, 200)
 	t.eq(body, "hello over tls POST data", "SNI host name, upper-case scheme")
 	local parts = {}
 	for piece in httpc.request_stream("GET", "https://127.0.0.1:" .. p, "/stream") do
@@ -97,7 +98,7 @@ t.case("https: http.server with a certificate, httpc get/post/stream", function(
 	end
 	t.eq(table.concat(parts), "part1part2part3")
 	-- a plain client against the TLS server: no answer, the connection closes
-	local ok, err = pcall(httpc.get, "127.0.0.1:" .. p, "/x")
+	local ok = pcall(httpc.get, "127.0.0.1:" .. p, "/x")
 	t.eq(ok, false, "plain http to an https server")
 	server.close(id)
 	-- TLS client against a plain server: a clear handshake error
@@ -108,6 +109,7 @@ t.case("https: http.server with a certificate, httpc get/post/stream", function(
 		skynet.sleep(100)
 		socket.close(fd)
 	end)
+	local err
 	ok, err = pcall(httpc.get, "https://127.0.0.1:" .. pp, "/x")
 	t.eq(ok, false)
 	t.ok(tostring(err):find("SSL_do_handshake error", 1, true), tostring(err))
@@ -158,10 +160,10 @@ t.case("wss: websocket server and client over TLS", function()
 	local closed
 	socket.start(lid, function(fd, addr)
 		websocket.accept(fd, {
-			message = function(id, data, op)
+			message = function(id, data)
 				websocket.write(id, "echo:" .. data)
 			end,
-			close = function(id, code)
+			close = function(_, code)
 				closed = code
 			end,
 		}, "wss", addr)

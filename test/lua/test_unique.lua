@@ -1,4 +1,4 @@
--- uniqueservice / queryservice (spec 5.3, 7.4): one instance under
+-- uniqueservice / queryservice (through service_mgr): one instance under
 -- concurrent requests, queries that wait for a launch, failures remembered.
 local skynet = require "skynet"
 local t = require "testlib"

@@ -1,5 +1,5 @@
 -- skynet.wait / skynet.wakeup: return values, deferred resumption, FIFO
--- resumption order, tokens, and the wakeup-before-fork rule (spec 5.4).
+-- resumption order, tokens, and the wakeup-before-fork rule.
 local skynet = require "skynet"
 local t = require "testlib"
 
@@ -139,7 +139,7 @@ end)
 local parked
 
 t.start({
-	wait_for_kick = function(session, source)
+	wait_for_kick = function()
 		parked = coroutine.running()
 		skynet.send(skynet.self(), "lua", "kick")
 		skynet.wait()

@@ -26,10 +26,10 @@ local function log(...)
 end
 
 local handle = {
-	connect = function(id)
+	connect = function()
 		log("connect")
 	end,
-	handshake = function(id, header, url)
+	handshake = function(_, _, url)
 		log("handshake", url)
 	end,
 	message = function(id, data, op)
@@ -40,16 +40,16 @@ local handle = {
 		end
 		websocket.write(id, data, op == "binary" and "binary" or "text")
 	end,
-	ping = function(id)
+	ping = function()
 		log("ping")
 	end,
-	pong = function(id)
+	pong = function()
 		log("pong")
 	end,
-	close = function(id, code, reason)
+	close = function(_, code, reason)
 		log("close", code, reason)
 	end,
-	error = function(id, err)
+	error = function(_, err)
 		log("error", err == sh.socket_error and "socket_error" or err)
 	end,
 }
@@ -329,8 +329,10 @@ t.case("client handshake errors", function()
 	local cases = {
 		{ "HTTP/1.1 403 Forbidden\r\ncontent-length: 2\r\n\r\nno", "websocket handshake error: code[403] info:no" },
 		{ "HTTP/1.1 101 S\r\nUpgrade: h2\r\nConnection: upgrade\r\n\r\n", "websocket handshake upgrade must websocket" },
-		{ "HTTP/1.1 101 S\r\nUpgrade: websocket\r\nConnection: close\r\n\r\n", "websocket handshake connection must upgrade" },
-		{ "HTTP/1.1 101 S\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n", "websocket handshake need Sec-WebSocket-Accept" },
+		{ "HTTP/1.1 101 S\r\nUpgrade: websocket\r\nConnection: close\r\n\r\n",
+			"websocket handshake connection must upgrade" },
+		{ "HTTP/1.1 101 S\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n",
+			"websocket handshake need Sec-WebSocket-Accept" },
 		{ "HTTP/1.1 101 S\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: x\r\n\r\n",
 			"websocket handshake invalid Sec-WebSocket-Accept" },
 	}

@@ -121,7 +121,7 @@ local watching = false
 function M.watch_unknown_responses()
 	if not watching then
 		watching = true
-		skynet.dispatch_unknown_response(function(session, source, msg, sz)
+		skynet.dispatch_unknown_response(function()
 			unknown_responses = unknown_responses + 1
 		end)
 	end

@@ -1,5 +1,5 @@
 /*
- * skynet.netpack (spec 6.2): frames split at every byte (the 2-byte header
+ * skynet.netpack: frames split at every byte (the 2-byte header
  * too), many frames per read, empty and 65535-byte payloads, per-fd partial
  * state dropped on close and error, arrival order through the "more"
  * queue, pack limits, and 10 MB of garbage without unbounded memory. The

@@ -1,5 +1,5 @@
 /*
- * skynet.pack / skynet.unpack (spec 6.1): byte vectors, round trips, limits,
+ * skynet.pack / skynet.unpack: byte vectors, round trips, limits,
  * errors and hostile input. The implementation is included directly because
  * the unit tests link only the core archive.
  */
@@ -96,7 +96,7 @@ lua_true(lua_State *L, const char *code) {
 
 /*
  * luaL_error prefixes the position of the Lua code that called the C
- * function ("[string \"...\"]:1: "); the spec's messages are what follows.
+ * function ("[string \"...\"]:1: "); skynet's messages are what follows.
  */
 static const char *
 strip_where(const char *msg) {

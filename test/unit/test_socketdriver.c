@@ -1,5 +1,5 @@
 /*
- * skynet.socketdriver's message and buffer helpers (spec 5.10): unpack of
+ * skynet.socketdriver's message and buffer helpers: unpack of
  * every event type, the read buffer (push/pop/readline/readall/clear/size
  * across chunk boundaries), header, str2p, udp_address and address
  * parsing errors. The network functions need a running node and are

@@ -192,13 +192,14 @@ local function eof_status(data)
 end
 
 local function parse_field(data)
-	local pos, skip, name = 1, nil, nil
+	local _, name
+	local pos = 1
 	for _ = 1, 4 do -- catalog, schema, table, org_table
-		skip, pos = lenenc_str(data, pos)
+		_, pos = lenenc_str(data, pos)
 	end
 	name, pos = lenenc_str(data, pos)
-	skip, pos = lenenc_str(data, pos) -- org_name
-	skip, pos = lenenc_int(data, pos) -- length of the fixed fields
+	_, pos = lenenc_str(data, pos) -- org_name
+	_, pos = lenenc_int(data, pos) -- length of the fixed fields
 	local _, _, ftype, flags = sunpack("<I2I4BI2", data, pos)
 	local col = { name = name, type = ftype }
 	if flags & UNSIGNED_FLAG == 0 then

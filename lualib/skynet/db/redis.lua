@@ -17,7 +17,6 @@
 --
 -- A nil argument raises locally ("redis: nil argument #n"): Redis answers
 -- a nil bulk in a request by closing the connection.
-local skynet = require "skynet"
 local sc = require "skynet.socketchannel"
 
 local sbyte = string.byte
@@ -148,7 +147,7 @@ local command_cache = {}
 
 local command = {}
 local meta = {
-	__index = function(self, name)
+	__index = function(_, name)
 		local f = command_cache[name]
 		if f == nil then
 			local upper = name:upper()

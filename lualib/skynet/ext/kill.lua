@@ -1,4 +1,4 @@
--- skynet.exit, skynet.killthread and skynet.term (spec 5.3, 5.5), loaded on
+-- skynet.exit, skynet.killthread and skynet.term, loaded on
 -- first use.
 local skynet = require "skynet"
 local c = require "skynet.core"
@@ -145,7 +145,13 @@ local function clear(t)
 	end
 end
 
--- The nine steps of spec 5.5.
+-- Exit in nine steps (numbered below): 1 drop pending forks; 2 leave the
+-- launcher's list; 3 answer every request still being served with an error
+-- (and forget waits and timers); 4 close the suspended coroutines, so their
+-- to-be-closed variables run; 5 mark detached response closures dead; 6 send
+-- an error with session 0 ("this service is gone") to every service it has
+-- calls pending with; 7 from then on answer each incoming request with an
+-- error; 8 retire the handle (EXIT); 9 leave the running coroutine for good.
 function skynet.exit()
 	if exit_reserve then
 		exit_reserve()
@@ -186,7 +192,7 @@ function skynet.exit()
 	for addr in pairs(dead) do
 		c.send(addr, PTYPE_ERROR, 0, "")
 	end
-	c.callback(function(prototype, msg, sz, session, source) -- 7
+	c.callback(function(prototype, _, _, session, source) -- 7
 		if session ~= 0 and source ~= 0 and prototype ~= PTYPE_RESPONSE and prototype ~= PTYPE_ERROR then
 			c.send(source, PTYPE_ERROR, session, "")
 		end

@@ -1,4 +1,4 @@
--- The rarer message functions of the skynet table (spec 5.3, 5.4), loaded
+-- The rarer message functions of the skynet table, loaded
 -- on first use by skynet.lua: response, ignoreret, context, redirect,
 -- rawsend, rawcall, yield and the hooks for unknown messages. They work on
 -- the state skynet.lua keeps (skynet.private); the request a coroutine

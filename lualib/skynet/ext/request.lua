@@ -1,4 +1,4 @@
--- skynet.request / select (spec 5.3), loaded on first use.
+-- skynet.request / select, loaded on first use.
 --
 --   local r = skynet.request { addr, "lua", ... } { addr2, "lua", ... }
 --   for req, resp in r:select(timeout) do ... end

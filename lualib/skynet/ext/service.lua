@@ -1,4 +1,4 @@
--- Service helpers of the skynet table (spec 5.3), loaded on first use:
+-- Service helpers of the skynet table, loaded on first use:
 -- names, env, clock, STAT wrappers, memlimit and the launch functions.
 local skynet = require "skynet"
 local c = require "skynet.core"

@@ -1,4 +1,4 @@
--- skynet.task / skynet.uniqtask (spec 5.3), loaded on first use.
+-- skynet.task / skynet.uniqtask, loaded on first use.
 local skynet = require "skynet"
 local S = require "skynet.private"
 

@@ -1,4 +1,4 @@
--- skynet.trace and friends (spec 5.3), loaded on first use by skynet.lua.
+-- skynet.trace and friends, loaded on first use by skynet.lua.
 --
 -- A traced coroutine carries a tag. Before each call it sends the tag to the
 -- callee as a PTYPE_TRACE message; the callee attaches it to the next request

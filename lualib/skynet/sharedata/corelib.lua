@@ -26,7 +26,6 @@ local core = require "skynet.sharedata.core"
 local setmetatable = setmetatable
 local tostring = tostring
 local error = error
-local type = type
 local tconcat = table.concat
 local dindex = core.dindex
 local cnext = core.next
