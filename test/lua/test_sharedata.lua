@@ -268,6 +268,7 @@ t.case("another service sees no change before handling its monitor answer", func
 		skynet.self())
 	t.eq(before, "old", "before")
 	t.eq(during, "old", "after the C version changed, before the monitor answer")
+	t.quiesce() -- the reader's monitor coroutine handles the answer
 	t.eq(skynet.call(r, "lua", "get", "sd.late", "x"), "new", "after the answer")
 	skynet.send(r, "lua", "exit")
 end)
