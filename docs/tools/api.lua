@@ -102,6 +102,7 @@ local function read(path)
 	f:close()
 	return s
 end
+M.read = read -- the whole file at path, or nil (check.lua uses it too)
 
 -- Files under dir (relative to root) whose name ends with ext, sorted.
 local function find(root, dir, ext)

@@ -41,15 +41,7 @@ local function problem(fmt, ...)
 	problems[#problems + 1] = string.format(fmt, ...)
 end
 
-local function read(path)
-	local f = io.open(path, "rb")
-	if not f then
-		return nil
-	end
-	local s = f:read "a"
-	f:close()
-	return s
-end
+local read = api.read
 
 local function exists(path)
 	local ok = os.rename(path, path)

@@ -1,7 +1,6 @@
 -- Helpers of the database tests (a library: require "dbutil"): the private
 -- servers test/node/test_db.sh started (their ports and passwords come in
 -- the environment) and the commands that kill and restart them.
-local skynet = require "skynet"
 
 local M = {}
 
@@ -23,26 +22,7 @@ function M.server(what)
 	assert(ok, "servers.sh " .. what .. " failed")
 end
 
--- Starts n forks of f(i); returns a function that waits for all of them and
--- returns their table.pack(pcall(f, i)) results.
-function M.spawn(n, f)
-	local results, done, token, waiting = {}, 0, {}, false
-	for i = 1, n do
-		skynet.fork(function()
-			results[i] = table.pack(pcall(f, i))
-			done = done + 1
-			if done == n and waiting then
-				skynet.wakeup(token)
-			end
-		end)
-	end
-	return function()
-		if done < n then
-			waiting = true
-			skynet.wait(token)
-		end
-		return results
-	end
-end
+-- Starts n forks of f(i); see testlib.spawn.
+M.spawn = require("testlib").spawn
 
 return M

@@ -103,27 +103,7 @@ local function echo(ch, text)
 	return ch:request("echo " .. text .. "\n", line_reply)
 end
 
--- Starts n forks of f(i); returns a function that waits for all and
--- returns their pcall results.
-local function spawn(n, f)
-	local results, done, token, waiting = {}, 0, {}, false
-	for i = 1, n do
-		skynet.fork(function()
-			results[i] = table.pack(pcall(f, i))
-			done = done + 1
-			if done == n and waiting then
-				skynet.wakeup(token)
-			end
-		end)
-	end
-	return function()
-		if done < n then
-			waiting = true
-			skynet.wait(token)
-		end
-		return results
-	end
-end
+local spawn = t.spawn
 
 t.case("error object identity", function()
 	t.eq(tostring(sc.error), "[Error: socket]", "tostring")

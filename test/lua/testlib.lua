@@ -130,6 +130,28 @@ function M.watch_unknown_responses()
 	end
 end
 
+-- Starts n forks of f(i); returns a function that waits for all of them and
+-- returns their table.pack(pcall(f, i)) results.
+function M.spawn(n, f)
+	local results, done, token, waiting = {}, 0, {}, false
+	for i = 1, n do
+		skynet.fork(function()
+			results[i] = table.pack(pcall(f, i))
+			done = done + 1
+			if done == n and waiting then
+				skynet.wakeup(token)
+			end
+		end)
+	end
+	return function()
+		if done < n then
+			waiting = true
+			skynet.wait(token)
+		end
+		return results
+	end
+end
+
 -- Waits (virtual time) until #marks >= n, at most `limit` cs.
 function M.wait_marks(n, limit)
 	local deadline = skynet.now() + (limit or 100)
