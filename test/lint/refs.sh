@@ -1,7 +1,8 @@
 #!/bin/sh
 # No file of the repository may point outside it: a clone must be readable
 # on its own. Fails (exit 1, one "file:line: text" per hit) when a tracked
-# file names a path outside the repository (../shared, an absolute /work
+# file names a path outside the repository (a sibling folder of the
+# checkout such as the maintainers' reference folder, an absolute /work
 # path) or cites a design document that is not in it ("spec 5.3", "the
 # spec", "spec section", API.md, STYLE.md). Explain in the comment itself,
 # or point at docs/.
@@ -9,7 +10,9 @@
 # Usage: sh test/lint/refs.sh   (from the repository root; `make lint`)
 set -e
 self=test/lint/refs.sh
-pattern='\.\./shared|/work/|[Ss]pec [0-9]|\b[Tt]he spec\b|[Ss]pec section|[Ss]pec'"'"'s|\bAPI\.md\b|\bSTYLE\.md\b'
+# The sibling folder is spelled as a bracket expression so that this file
+# does not name it itself.
+pattern='[.][.]/[s]hared|/work/|[Ss]pec [0-9]|\b[Tt]he spec\b|[Ss]pec section|[Ss]pec'"'"'s|\bAPI\.md\b|\bSTYLE\.md\b'
 
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	list() { git ls-files; }
