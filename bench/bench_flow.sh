@@ -21,44 +21,13 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-CPATH="$B/luaclib/?.so"
-if ! LUA_CPATH="$CPATH" timeout 10 lua5.4 -e 'require "clientsocket"' >/dev/null 2>&1; then
-	echo "bench_flow: clientsocket.so does not load into lua5.4" >&2
-	exit 1
-fi
-mkfifo "$dir/idle" # the clients' stdin: clientsocket's poll also watches it
-exec 3<>"$dir/idle"
-cat >"$dir/config" <<CFG
-root = "$PWD/"
-thread = 2
-harbor = 0
-timer = "real"
-start = "svc_flow_node"
-bootstrap = "snlua bootstrap"
-cpath = "$B/cservice/?.so"
-lua_cpath = "$B/luaclib/?.so"
-lua_path = root .. "lualib/?.lua;" .. root .. "lualib/?/init.lua"
-luaservice = root .. "service/?.lua;" .. root .. "test/lua/?.lua"
-lualoader = root .. "lualib/loader.lua"
-logger = "$dir/node.log"
-${FLOW_BENCH_CONFIG:-}
-CFG
-"$B/skynet" "$dir/config" &
-node=$!
-port=
-for _ in $(seq 300); do
-	sleep 0.1
-	port=$(sed -n 's/.*flow: listen port=\([0-9]*\).*/\1/p' "$dir/node.log" 2>/dev/null)
-	[ -n "$port" ] && break
-done
+. test/node/flow_lib.sh
+flow_clients
+flow_node "${FLOW_BENCH_CONFIG:-}"
 if [ -z "$port" ]; then
 	echo "bench_flow: the node did not listen" >&2
 	exit 1
 fi
-page_kb=$(($(getconf PAGESIZE) / 1024))
-rss_kb() {
-	echo $(($(cut -d' ' -f2 "/proc/$node/statm") * page_kb))
-}
 base=$(rss_kb)
 peak=$base
 LUA_CPATH="$CPATH" timeout $((SECS + 30)) lua5.4 test/node/flow_client.lua "$port" pipeline \

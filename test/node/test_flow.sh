@@ -45,54 +45,16 @@ address)
 thread) RSS_BOUND_MB=96 ;; # TSan's shadow memory grows with every touched page
 esac
 
-# The clients' socket module; a sanitizer build's copy does not load into the
-# system interpreter, so a plain one is built from the same source then.
-CPATH="$B/luaclib/?.so"
-if ! LUA_CPATH="$CPATH" timeout 10 lua5.4 -e 'require "clientsocket"' >/dev/null 2>&1; then
-	# shellcheck disable=SC2046 # pkg-config prints several words
-	cc -std=gnu11 -O1 -fPIC -shared $(pkg-config --cflags lua5.4) -o "$dir/clientsocket.so" \
-		examples/lua-clientsocket.c
-	CPATH="$dir/?.so"
-fi
-# The clients' stdin: a fifo nobody writes (clientsocket's poll also watches stdin).
-mkfifo "$dir/idle"
-exec 3<>"$dir/idle"
+. test/node/flow_lib.sh
+flow_clients
 client() {
 	LUA_CPATH="$CPATH" lua5.4 test/node/flow_client.lua "$@" <&3
 }
 
-cat >"$dir/config" <<CFG
-root = "$PWD/"
-thread = 2
-harbor = 0
-timer = "real"
-start = "svc_flow_node"
-bootstrap = "snlua bootstrap"
-cpath = "$B/cservice/?.so"
-lua_cpath = "$B/luaclib/?.so"
-lua_path = root .. "lualib/?.lua;" .. root .. "lualib/?/init.lua"
-luaservice = root .. "service/?.lua;" .. root .. "test/lua/?.lua"
-lualoader = root .. "lualib/loader.lua"
-logger = "$dir/node.log"
-socket_output_limit = $LIMIT
-CFG
-"$B/skynet" "$dir/config" &
-node=$!
-port=
-i=0
-while [ -z "$port" ] && [ $i -lt 300 ] && kill -0 "$node" 2>/dev/null; do
-	sleep 0.1
-	port=$(sed -n 's/.*flow: listen port=\([0-9]*\).*/\1/p' "$dir/node.log" 2>/dev/null)
-	i=$((i + 1))
-done
+flow_node "socket_output_limit = $LIMIT"
 [ -n "$port" ]
 check node_listens $?
 [ -n "$port" ] || finish
-
-PAGE_KB=$(($(getconf PAGESIZE) / 1024))
-rss_kb() {
-	echo $(($(cut -d' ' -f2 "/proc/$node/statm") * PAGE_KB))
-}
 
 # ---- a reader that never reads, against a slow agent
 base=$(rss_kb)
