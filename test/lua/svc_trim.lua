@@ -1,8 +1,8 @@
 -- Start service of test/node/test_trim.sh (a real-time node): 200 services
--- each build about 0.5 MB of Lua tables, then are killed; prints the RSS
--- before, at the peak and each second after (up to 8 s: the monitor looks every 5 s) as
--- "trim: before=KB peak=KB after=KB" once RSS is back near the start or the
--- time is up, then stops the node.
+-- each build about 0.5 MB of Lua tables, then are killed. It prints
+-- "trim: before=KB peak=KB after=KB" (RSS before the services, at the peak,
+-- and after: checked each second, up to 8 s since the monitor looks every
+-- 5 s, until RSS is back near the start), then stops the node.
 local skynet = require "skynet"
 require "skynet.manager"
 
