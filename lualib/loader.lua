@@ -63,14 +63,17 @@ if preload then
 	f(table.unpack(args, 2))
 end
 
-if package.searchpath("skynet.require", package.path) then
-	local m = require "skynet.require"
-	if type(m) == "table" then
-		m = m.require
-	end
-	if type(m) == "function" then
-		_G.require = m
-	end
+-- skynet.require when the path has it (asked of require itself: snlua
+-- remembers where each module was found, so this touches no file).
+local found, m = pcall(require, "skynet.require")
+if not found and not string.find(m, "module 'skynet.require' not found", 1, true) then
+	error(m, 0)
+end
+if type(m) == "table" then
+	m = m.require
+end
+if found and type(m) == "function" then
+	_G.require = m
 end
 
 main(table.unpack(args, 2))

@@ -35,6 +35,7 @@
 #include "skynet.h"
 #include "snlua/alloc.h"
 #include "snlua/codecache.h"
+#include "snlua/modcache.h"
 #include "snlua/instance.h"
 #include "snlua/lazylib.h"
 #include "snlua/profile.h"
@@ -151,6 +152,7 @@ start_lua(lua_State *L) {
 	preload(L, "skynet.snlua", open_hooks);
 	snlua_profile_install(L);
 	snlua_codecache_install(L);
+	snlua_modcache_install(L);
 	set_env_global(L, l, "LUA_PATH", "lua_path", "./lualib/?.lua;./lualib/?/init.lua");
 	set_env_global(L, l, "LUA_CPATH", "lua_cpath", "./luaclib/?.so");
 	set_env_global(L, l, "LUA_SERVICE", "luaservice", "./service/?.lua");

@@ -17,10 +17,12 @@
  * whoever drops the last one, outside the lock. Locking: CACHE.lock, a
  * mutex (growing the table rehashes every entry under it), covers the table
  * and every entry's refs and next; undumping runs outside it, on a reference.
- * Each state also keeps a mode (ON, EXIST, OFF) in its registry. Units:
+ * Each state also keeps a mode (ON, EXIST, OFF) in its registry; clear()
+ * also empties the module search cache (modcache.c). Units:
  * bytes.
  */
 #include "codecache.h"
+#include "modcache.h"
 #include "slim.h"
 
 #include "skynet.h"
@@ -34,9 +36,9 @@
 #include <string.h>
 
 #define CACHE_MIN_SLOTS  64
-#define CACHE_MODE_ON    0 // use and fill the cache
-#define CACHE_MODE_EXIST 1 // use cached chunks, do not add new ones
-#define CACHE_MODE_OFF   2 // always read the file
+#define CACHE_MODE_ON    SNLUA_CACHE_ON
+#define CACHE_MODE_EXIST SNLUA_CACHE_EXIST
+#define CACHE_MODE_OFF   SNLUA_CACHE_OFF
 
 struct cache_entry {
 	struct cache_entry *next; // owned: bucket chain
@@ -201,8 +203,8 @@ entry_reader(lua_State *L, void *ud, size_t *size) {
 	return code;
 }
 
-static int
-cache_mode(lua_State *L) {
+int
+snlua_codecache_mode(lua_State *L) {
 	int mode = CACHE_MODE_ON;
 	if (lua_rawgetp(L, LUA_REGISTRYINDEX, &CACHE_MODE_KEY) == LUA_TNUMBER)
 		mode = (int)lua_tointeger(L, -1);
@@ -250,7 +252,7 @@ cache_chunk(lua_State *L, const char *path) {
 
 int
 snlua_codecache_load(lua_State *L, const char *path, const char *mode) {
-	int cmode = cache_mode(L);
+	int cmode = snlua_codecache_mode(L);
 	if (cmode == CACHE_MODE_OFF || (mode != NULL && strchr(mode, 'b') == NULL))
 		return luaL_loadfilex(L, path, mode);
 	struct cache_entry *e = cache_grab(path);
@@ -291,6 +293,7 @@ cache_loadfile(lua_State *L) {
 static int
 cache_clear_lua(lua_State *L) {
 	cache_clear();
+	snlua_modcache_clear();
 	return 0;
 }
 
@@ -298,7 +301,7 @@ cache_clear_lua(lua_State *L) {
 static int
 cache_mode_lua(lua_State *L) {
 	static const char *const names[] = {"ON", "EXIST", "OFF", NULL};
-	lua_pushstring(L, names[cache_mode(L)]);
+	lua_pushstring(L, names[snlua_codecache_mode(L)]);
 	if (!lua_isnoneornil(L, 1)) {
 		int mode = luaL_checkoption(L, 1, NULL, names);
 		lua_pushinteger(L, mode);
@@ -332,7 +335,13 @@ search_lua_cached(lua_State *L) {
 	if (lua_isnil(L, -2))
 		return 1; // the "no file ..." list
 	lua_pop(L, 1);
-	const char *path = lua_tostring(L, -1);
+	return snlua_codecache_module(L, name, lua_tostring(L, -1));
+}
+
+int
+snlua_codecache_module(lua_State *L, const char *name, const char *path) {
+	lua_pushstring(L, path);
+	path = lua_tostring(L, -1);
 	if (snlua_codecache_load(L, path, NULL) != LUA_OK)
 		return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, path,
 		                  lua_tostring(L, -1));

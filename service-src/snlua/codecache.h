@@ -9,6 +9,21 @@
 
 #pragma GCC visibility push(hidden)
 
+/* Code cache modes (codecache.mode), per state. */
+#define SNLUA_CACHE_ON    0 // use and fill the cache
+#define SNLUA_CACHE_EXIST 1 // use cached chunks, do not add new ones
+#define SNLUA_CACHE_OFF   2 // always read the file
+
+/* L's code cache mode (SNLUA_CACHE_ON unless codecache.mode changed it). */
+int snlua_codecache_mode(lua_State *L);
+
+/*
+ * The second half of a Lua file searcher: load module name from path
+ * through the cache and return 2 (the loader and the path pushed on L);
+ * raises the standard "error loading module" error when it does not load.
+ */
+int snlua_codecache_module(lua_State *L, const char *name, const char *path);
+
 /*
  * luaL_loadfilex through the process-wide cache: pushes the chunk (or the
  * error message) on L and returns the load status. A mode without 'b'
