@@ -221,8 +221,12 @@ record(lua_State *L, const char *key, size_t len, int kind, int loader, int file
 	lua_CFunction open = NULL;
 	if (kind != KIND_LUA) {
 		open = lua_tocfunction(L, loader);
+		if (open == NULL || lua_getupvalue(L, loader, 1) != NULL) {
+			lua_settop(L, file > loader ? file : loader); // a closure: not a bare function to keep
+			return;
+		}
 		/* The state that opened the library closes it with the state: hold it for good. */
-		if (open == NULL || dlopen(path, RTLD_NOW | RTLD_LOCAL) == NULL)
+		if (dlopen(path, RTLD_NOW | RTLD_LOCAL) == NULL)
 			return;
 	}
 	mods_insert(key, len, kind, open, path);
