@@ -112,13 +112,6 @@ local function bare(h) -- the address without the colon
 	return skynet.address(h):sub(2)
 end
 
-local function tmpdir()
-	local p = assert(io.popen "mktemp -d")
-	local dir = p:read "l"
-	p:close()
-	return assert(dir, "mktemp -d")
-end
-
 local helper -- a svc_console_timers started through the console
 
 ---------------------------------------------------------------- cases
@@ -278,7 +271,7 @@ end)
 t.case("logon, logoff and log", function()
 	local addr = skynet.address(helper)
 	fails("logon " .. addr, "logpath")
-	local dir = tmpdir()
+	local dir = t.tmpdir()
 	ok("setenv logpath " .. dir)
 	ok("logon " .. addr)
 	skynet.call(helper, "lua", "echo", "logged")

@@ -108,6 +108,14 @@ function M.same(got, want, what)
 	end
 end
 
+-- A new empty folder (mktemp -d); the caller removes it.
+function M.tmpdir()
+	local p = assert(io.popen "mktemp -d")
+	local dir = p:read "l"
+	p:close()
+	return assert(dir, "mktemp -d")
+end
+
 -- With virtual time the clock moves only when the node is idle, so a
 -- one-centisecond sleep returns once every queue has drained.
 function M.quiesce()
