@@ -156,8 +156,14 @@ $(OBJ)/bench/%: bench/%.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itest/unit -MF $@.d -o $@ $< $(CORE_LIB) $(LDFLAGS) $(LIBS)
 
+# Bench-only C services: bench/svc_NAME.c becomes $(OBJ)/bench/cservice/NAME.so.
+BENCH_CSERVICE := $(patsubst bench/svc_%.c,$(OBJ)/bench/cservice/%.so,$(wildcard bench/svc_*.c))
+$(OBJ)/bench/cservice/%.so: bench/svc_%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -MF $@.d -o $@ $<
+
 unit-tests: $(UNIT_TESTS)
-benches: $(BENCHES)
+benches: $(BENCHES) $(BENCH_CSERVICE)
 
 run: all
 	$(BUILD)/skynet examples/config

@@ -12,6 +12,10 @@
 --            moves less than the CPU total, which is whatever the node got)
 --            and the lateness of the wake-ups, footprint.ticks_late_p50_ms /
 --            _p99_ms.
+--   "cticks" the same load on 10,000 bench-only C services (bench/svc_ticker.c):
+--            footprint.ticks_c_cpu_us_per_tick and footprint.ticks_c_per_s,
+--            the runtime's share of every wake-up (the floor under the Lua
+--            figures).
 local skynet = require "skynet"
 local report = require "bench_report"
 
@@ -120,6 +124,33 @@ local function bench_ticks()
 	report("footprint.ticks_late_p99_ms", percentile(hist, wakes, 0.99), "ms")
 end
 
+-- The C tickers speak plain text.
+skynet.register_protocol {
+	name = "text", id = skynet.PTYPE_TEXT, pack = function(text)
+		return text
+	end, unpack = skynet.tostring,
+}
+
+local function bench_cticks()
+	local list = {}
+	for i = 1, SERVICES do
+		list[i] = skynet.launch("ticker")
+	end
+	collectgarbage("collect")
+	local cpu0 = cpu_s()
+	for _, h in ipairs(list) do
+		skynet.send(h, "text", "go")
+	end
+	skynet.sleep(TICK_SECONDS * 100)
+	local cpu1 = cpu_s()
+	local wakes = tonumber(skynet.call(list[1], "text", "count"))
+	for _, h in ipairs(list) do
+		skynet.send(h, "text", "stop")
+	end
+	report("footprint.ticks_c_cpu_us_per_tick", (cpu1 - cpu0) * 1e6 / wakes, "us")
+	report("footprint.ticks_c_per_s", wakes / TICK_SECONDS, "ticks/s")
+end
+
 skynet.start(function()
 	skynet.timeout(WATCHDOG_CS, function()
 		print("bench: footprint benchmarks timed out")
@@ -132,6 +163,8 @@ skynet.start(function()
 				bench_spawn()
 			elseif mode == "ticks" then
 				bench_ticks()
+			elseif mode == "cticks" then
+				bench_cticks()
 			else
 				error("bench_footprint: unknown footprint_mode (" .. mode .. ")")
 			end

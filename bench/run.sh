@@ -18,7 +18,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for c in bench/config.*; do
 	[ -f "$c" ] || continue
-	SKYNET_BUILD=$BUILD timeout 300 "$BUILD/skynet" "$c" >"$log" 2>&1
+	SKYNET_BUILD=$BUILD SKYNET_OBJ=$OBJ timeout 300 "$BUILD/skynet" "$c" >"$log" 2>&1
 	status=$?
 	grep -E '^(BENCH|bots:|bench:) ' "$log"
 	if [ "$status" -ne 0 ] || ! grep -q '^BENCH ' "$log"; then

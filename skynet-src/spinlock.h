@@ -4,8 +4,12 @@
 /*
  * Test-and-test-and-set spinlock for O(1) critical sections only: never call
  * a callback, skynet_send, skynet_error, Lua or a blocking syscall while
- * holding one. Under ThreadSanitizer (which cannot see through the spin) it
- * is a pthread mutex, so races are still reported.
+ * holding one. A waiter that has spun a few microseconds yields its core
+ * between looks (SPINLOCK_SPINS_BEFORE_YIELD): with more busy threads than
+ * cores (two workers, the timer and the socket thread on a 2-core machine)
+ * the holder may be preempted, and a waiter spinning through its time slice
+ * keeps it off the core. Under ThreadSanitizer (which cannot see through the
+ * spin) it is a pthread mutex, so races are still reported.
  */
 
 #include "atomic.h"
@@ -57,6 +61,15 @@ spinlock_destroy(struct spinlock *lock) {
 
 #else
 
+#include <sched.h>
+
+/*
+ * A waiter spins this many pauses (a few microseconds), then yields the core
+ * between looks: on a machine with more runnable threads than cores the
+ * holder may have been preempted, and spinning on would only delay it.
+ */
+#define SPINLOCK_SPINS_BEFORE_YIELD 128
+
 struct spinlock {
 	ATOM_INT lock;
 };
@@ -79,8 +92,12 @@ spinlock_lock(struct spinlock *lock) {
 		/* acquire: pairs with the release store in spinlock_unlock */
 		if (__atomic_exchange_n(&lock->lock, 1, __ATOMIC_ACQUIRE) == 0)
 			return;
-		while (ATOM_LOAD_RELAXED(&lock->lock))
-			spin_pause();
+		for (int spins = 0; ATOM_LOAD_RELAXED(&lock->lock); spins++) {
+			if (spins < SPINLOCK_SPINS_BEFORE_YIELD)
+				spin_pause();
+			else
+				sched_yield(); // the holder may be off its core: let it run
+		}
 	}
 }
 
