@@ -1952,22 +1952,36 @@ register_builtin(lua_State *L, int core, const char *name, int id, lua_CFunction
 	lua_call(L, 1, 0);
 }
 
+/* Push module name (require). */
+static void
+push_required(lua_State *L, const char *name) {
+	lua_getglobal(L, "require");
+	lua_pushstring(L, name);
+	lua_call(L, 1, 1);
+}
+
+/* Push t[name] of the table at idx. */
+static void
+push_field(lua_State *L, int idx, const char *name) {
+	lua_getfield(L, idx, name);
+}
+
+/* Push the global name. */
+static void
+push_global(lua_State *L, const char *name) {
+	lua_getglobal(L, name);
+}
+
 /*
- * build(core, skynet_require, framework, granted) -> skynet table. core is
- * skynet.core, skynet_require the skynet.require module, framework and
- * granted snlua's hooks (nil outside snlua).
+ * Push the kernel userdata of a new state with its tables and S (at the
+ * index returned + 1). core is skynet.core at index 1, skynet.require at 2,
+ * snlua's framework and granted hooks (or nil) at 3 and 4.
  */
 static int
-lbuild(lua_State *L) {
-	lua_settop(L, 4);
-	luaL_checktype(L, 1, LUA_TTABLE);
-	luaL_checktype(L, 2, LUA_TTABLE);
-	if (lua_rawgetp(L, LUA_REGISTRYINDEX, &KERNEL_KEY) != LUA_TNIL)
-		return luaL_error(L, "skynet.kernel: built already in this state");
-	lua_pop(L, 1);
-	struct kernel *k = lua_newuserdatauv(L, sizeof(*k), UV_COUNT); // 5
+create_kernel(lua_State *L) {
+	struct kernel *k = lua_newuserdatauv(L, sizeof(*k), UV_COUNT);
 	memset(k, 0, sizeof(*k));
-	int K = 5;
+	int K = lua_gettop(L);
 	lua_getfield(L, LUA_REGISTRYINDEX, "skynet_context");
 	k->ctx = lua_touserdata(L, -1);
 	lua_pop(L, 1);
@@ -1977,13 +1991,13 @@ lbuild(lua_State *L) {
 		k->host = lua_touserdata(L, -1);
 	lua_pop(L, 1);
 	k->wq_h = k->eq_h = k->fq_h = 1;
-	lua_createtable(L, 0, 2); // metatable: __gc is the last will
+	lua_createtable(L, 0, 1); // metatable: __gc is the last will
 	lua_pushcfunction(L, last_will);
 	lua_setfield(L, -2, "__gc");
 	lua_setmetatable(L, K);
 
-	lua_createtable(L, 0, 40); // 6: S
-	int S = 6;
+	lua_createtable(L, 0, 40); // S
+	int S = K + 1;
 	for (int v = UV_WAITING; v <= UV_FQ_ARGS; v++) {
 		lua_newtable(L);
 		const char *name = TABLE_NAMES[v - UV_WAITING];
@@ -2019,7 +2033,7 @@ lbuild(lua_State *L) {
 	lua_setfield(L, S, "exited");
 	lua_pushvalue(L, K);
 	lua_setfield(L, S, "last_will");
-	static const luaL_Reg sfuncs[] = {
+	static const luaL_Reg private_funcs[] = {
 	    {"timer_object", ltimer_object},
 	    {"yield_call", lyield_call},
 	    {"new_call", lnew_call},
@@ -2030,13 +2044,57 @@ lbuild(lua_State *L) {
 	    {NULL, NULL},
 	};
 	lua_pushvalue(L, S);
-	luaL_setfuncs(L, sfuncs, 0);
+	luaL_setfuncs(L, private_funcs, 0);
 	lua_pop(L, 1);
 	lua_pushvalue(L, K);
 	lua_rawsetp(L, LUA_REGISTRYINDEX, &KERNEL_KEY);
+	lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+	lua_pushvalue(L, S);
+	lua_setfield(L, -2, "skynet.private");
+	lua_pop(L, 1);
+	return K;
+}
 
-	lua_createtable(L, 0, 64); // 7: skynet
-	int T = 7;
+/* The built-in protocols: lua, response, error, debug. */
+static void
+register_builtins(lua_State *L) {
+	register_builtin(L, 1, "lua", PTYPE_LUA, NULL, NULL);
+	register_builtin(L, 1, "response", PTYPE_RESPONSE, NULL, NULL);
+	register_builtin(L, 1, "error", PTYPE_ERROR, lerror_dispatch, lidentity);
+	register_builtin(L, 1, "debug", PTYPE_DEBUG, ldebug_dispatch, NULL);
+}
+
+/*
+ * require "skynet.kernel" -> the skynet table, once per state (lualib/skynet.lua
+ * returns it). It takes skynet.core, skynet.require and, under snlua, the
+ * hooks of skynet.snlua (framework marking for the lazy parts, the memory
+ * grant they load under).
+ */
+LUAMOD_API int
+luaopen_skynet_kernel(lua_State *L) {
+	luaL_checkversion(L);
+	if (lua_rawgetp(L, LUA_REGISTRYINDEX, &KERNEL_KEY) != LUA_TNIL)
+		return luaL_error(L, "skynet.kernel: built already in this state");
+	lua_settop(L, 0);
+	push_required(L, "skynet.core");    // 1
+	push_required(L, "skynet.require"); // 2
+	lua_pushnil(L);                     // 3: framework
+	lua_pushnil(L);                     // 4: granted
+	lua_getglobal(L, "package");
+	lua_getfield(L, -1, "preload");
+	if (lua_getfield(L, -1, "skynet.snlua") != LUA_TNIL) {
+		push_required(L, "skynet.snlua");
+		lua_getfield(L, -1, "framework");
+		lua_replace(L, 3);
+		lua_getfield(L, -1, "granted");
+		lua_replace(L, 4);
+	}
+	lua_settop(L, 4);
+	int K = create_kernel(L);
+	lua_settop(L, K);
+
+	lua_createtable(L, 0, 64); // the skynet table
+	int T = lua_gettop(L);
 	static const struct {
 		const char *name;
 		int id;
@@ -2050,15 +2108,26 @@ lbuild(lua_State *L) {
 		lua_pushinteger(L, ptypes[i].id);
 		lua_setfield(L, T, ptypes[i].name);
 	}
-	static const char *const core_names[] = {
-	    "pack", "packstring", "unpack", "tostring", "trash", "error", "now", "hpc",
-	};
-	for (size_t i = 0; i < sizeof(core_names) / sizeof(core_names[0]); i++) {
-		lua_getfield(L, 1, core_names[i]);
-		lua_setfield(L, T, core_names[i]);
-	}
-	lua_getglobal(L, "pcall");
-	lua_setfield(L, T, "pcall");
+	push_field(L, 1, "pack");
+	lua_setfield(L, -2, "pack");
+	push_field(L, 1, "packstring");
+	lua_setfield(L, -2, "packstring");
+	push_field(L, 1, "unpack");
+	lua_setfield(L, -2, "unpack");
+	push_field(L, 1, "tostring");
+	lua_setfield(L, -2, "tostring");
+	push_field(L, 1, "trash");
+	lua_setfield(L, -2, "trash");
+	push_field(L, 1, "error");
+	lua_setfield(L, -2, "error");
+	push_field(L, 1, "now");
+	lua_setfield(L, -2, "now");
+	push_field(L, 1, "hpc");
+	lua_setfield(L, -2, "hpc");
+	push_global(L, "pcall");
+	lua_setfield(L, -2, "pcall");
+	push_field(L, 2, "init");
+	lua_setfield(L, -2, "init");
 	static const luaL_Reg funcs[] = {
 	    {"register_protocol", lregister_protocol},
 	    {"dispatch", ldispatch},
@@ -2079,39 +2148,17 @@ lbuild(lua_State *L) {
 	    {"start", lstart},
 	    {NULL, NULL},
 	};
-	lua_pushvalue(L, T);
 	luaL_setfuncs(L, funcs, 0);
-	lua_pop(L, 1);
-	lua_getfield(L, 2, "init");
-	lua_setfield(L, T, "init");
 	lua_pushvalue(L, T);
 	lua_setiuservalue(L, K, UV_SKYNET);
-
-	register_builtin(L, 1, "lua", PTYPE_LUA, NULL, NULL);
-	register_builtin(L, 1, "response", PTYPE_RESPONSE, NULL, NULL);
-	register_builtin(L, 1, "error", PTYPE_ERROR, lerror_dispatch, lidentity);
-	register_builtin(L, 1, "debug", 9, ldebug_dispatch, NULL);
+	register_builtins(L);
 	uv(L, K, UV_PROTO);
 	lua_setfield(L, T, "_proto");
-
-	lua_pushvalue(L, S);
+	uv(L, K, UV_S);
 	lua_setfield(L, T, "private");
-	lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-	lua_pushvalue(L, S);
-	lua_setfield(L, -2, "skynet.private");
-	lua_pop(L, 1);
-
 	lua_createtable(L, 0, 1);
 	lua_pushcfunction(L, llazy_index);
 	lua_setfield(L, -2, "__index");
 	lua_setmetatable(L, T);
-	lua_pushvalue(L, T);
-	return 1;
-}
-
-LUAMOD_API int
-luaopen_skynet_kernel(lua_State *L) {
-	luaL_checkversion(L);
-	lua_pushcfunction(L, lbuild);
 	return 1;
 }

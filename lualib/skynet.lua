@@ -21,15 +21,11 @@
 -- never broken midway; this file and each lazy function loaded marks its
 -- chunk as framework code (registry "snlua.framework"), so a break that lands
 -- in their bookkeeping waits for the next instruction of service code.
-local c = require "skynet.core"
-local skynet_require = require "skynet.require"
-
 -- snlua's hooks (nil outside snlua); through package.preload rather than
 -- debug.getregistry, so that a service need not open the debug library.
 local snlua = package.preload["skynet.snlua"] and require "skynet.snlua"
-local mark_framework = snlua and snlua.framework
-if mark_framework then
-	mark_framework()
+if snlua then
+	snlua.framework()
 end
 
-return require "skynet.kernel"(c, skynet_require, mark_framework, snlua and snlua.granted)
+return require "skynet.kernel"
