@@ -33,6 +33,10 @@
  *                 eq, fq + fq_args; heads and tails in struct kernel), woken
  *                 (token -> its queued wakeup session, so a second wakeup
  *                 still returns true).
+ * Each state table is made on first use (a nil user value reads as empty),
+ * and so are S's fields (its __index) and most of the skynet table's (its
+ * __index stores each name of LAZY on first use): a state pays only for
+ * what its service uses.
  * Sessions count up to SESSION_MAX and then start again at 1: once the
  * counter has wrapped, every allocation first skips sessions in use.
  *
@@ -123,9 +127,10 @@ enum {
 	UV_ERRORS,
 	UV_UNKNOWN_REQUEST,
 	UV_UNKNOWN_RESPONSE,
-	UV_FRAMEWORK, // snlua's framework marker, or nil
-	UV_GRANTED,   // snlua's granted, or nil
-	UV_COUNT = UV_GRANTED,
+	UV_FRAMEWORK,   // snlua's framework marker, or nil
+	UV_GRANTED,     // snlua's granted, or nil
+	UV_INIT_THREAD, // the start coroutine while it runs (S.init_thread)
+	UV_COUNT = UV_INIT_THREAD,
 };
 
 struct kernel {
@@ -145,8 +150,16 @@ struct kernel {
 
 static const char KERNEL_KEY = 0;
 
-/* The LAZY functions: " name=<module letter>" (one static string for all states). */
+/*
+ * The names of the skynet table, stored on first use: " name=<letter>" (one
+ * static string for all states). K: a kernel function; C (skynet.core's), G
+ * (the global) and R (skynet.require's) are copied when the table is made;
+ * any other letter: the lazy module below.
+ */
 static const char LAZY[] =
+    " send=K call=K ret=K retpack=K genid=K self=K address=K timeout=K sleep=K wait=K wakeup=K"
+    " fork=K register_protocol=K dispatch=K dispatch_message=K init_service=K start=K"
+    " pack=C packstring=C unpack=C tostring=C trash=C error=C now=C hpc=C pcall=G init=R"
     " exit=k killthread=k term=k localname=s harbor=s getenv=s setenv=s"
     " starttime=s time=s endless=s mqlen=s stat=s memlimit=s newservice=s uniqueservice=s"
     " queryservice=s info_func=s trace=t tracetag=t tracelog=t traceproto=t tracecall=t"
@@ -194,10 +207,39 @@ uv(lua_State *L, int K, int v) {
 	return lua_getiuservalue(L, K, v);
 }
 
-/* t[key] where t is user value v; key an integer. Pushes the value, returns its type. */
+/* Push state table v (UV_WAITING..UV_FQ_ARGS), made on first use. */
+static void
+tab(lua_State *L, int K, int v) {
+	if (uv(L, K, v) == LUA_TTABLE)
+		return;
+	lua_pop(L, 1);
+	lua_newtable(L);
+	if (v == UV_POOL) { // weak: parked coroutines may be collected
+		lua_createtable(L, 0, 1);
+		lua_pushliteral(L, "kv");
+		lua_setfield(L, -2, "__mode");
+		lua_setmetatable(L, -2);
+	}
+	lua_pushvalue(L, -1);
+	lua_setiuservalue(L, K, v);
+}
+
+/* Push state table v when it exists (true); nothing otherwise. */
+static bool
+tab_if(lua_State *L, int K, int v) {
+	if (uv(L, K, v) == LUA_TTABLE)
+		return true;
+	lua_pop(L, 1);
+	return false;
+}
+
+/* t[key] where t is state table v; key an integer. Pushes the value, returns its type. */
 static int
 uv_geti(lua_State *L, int K, int v, lua_Integer key) {
-	uv(L, K, v);
+	if (!tab_if(L, K, v)) {
+		lua_pushnil(L);
+		return LUA_TNIL;
+	}
 	int t = lua_rawgeti(L, -1, key);
 	lua_remove(L, -2);
 	return t;
@@ -206,7 +248,12 @@ uv_geti(lua_State *L, int K, int v, lua_Integer key) {
 /* t[key] = value on top (popped); key an integer. */
 static void
 uv_seti(lua_State *L, int K, int v, lua_Integer key) {
-	uv(L, K, v);
+	if (!lua_isnil(L, -1)) {
+		tab(L, K, v);
+	} else if (!tab_if(L, K, v)) {
+		lua_pop(L, 1); // nothing to clear
+		return;
+	}
 	lua_insert(L, -2);
 	lua_rawseti(L, -2, key);
 	lua_pop(L, 1);
@@ -216,7 +263,10 @@ uv_seti(lua_State *L, int K, int v, lua_Integer key) {
 static int
 uv_get(lua_State *L, int K, int v, int key) {
 	key = lua_absindex(L, key);
-	uv(L, K, v);
+	if (!tab_if(L, K, v)) {
+		lua_pushnil(L);
+		return LUA_TNIL;
+	}
 	lua_pushvalue(L, key);
 	int t = lua_rawget(L, -2);
 	lua_remove(L, -2);
@@ -227,7 +277,12 @@ uv_get(lua_State *L, int K, int v, int key) {
 static void
 uv_set(lua_State *L, int K, int v, int key) {
 	key = lua_absindex(L, key);
-	uv(L, K, v);
+	if (!lua_isnil(L, -1)) {
+		tab(L, K, v);
+	} else if (!tab_if(L, K, v)) {
+		lua_pop(L, 1); // nothing to clear
+		return;
+	}
 	lua_pushvalue(L, key);
 	lua_rotate(L, -3, -1); // table, key, value
 	lua_rawset(L, -3);
@@ -505,7 +560,7 @@ co_done(lua_State *co, int status, lua_KContext ctx) {
 	lua_settop(co, self);
 	if (k->fired_n > 0 || k->tracing)
 		co_finished(co, K, k, self);
-	uv(co, K, UV_POOL);
+	tab(co, K, UV_POOL);
 	lua_pushvalue(co, self);
 	lua_rawseti(co, -2, (lua_Integer)lua_rawlen(co, -2) + 1);
 	lua_settop(co, 0);
@@ -528,7 +583,7 @@ co_body(lua_State *co) {
 /* Push a framework coroutine: from the pool when one is parked there. */
 static lua_State *
 co_get(lua_State *L, int K) {
-	uv(L, K, UV_POOL);
+	tab(L, K, UV_POOL);
 	lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
 	if (n > 0) {
 		lua_rawgeti(L, -1, n);
@@ -737,7 +792,7 @@ static void
 error_dispatch(lua_State *L, int K, struct kernel *k, lua_Integer session, int source) {
 	if (session == 0) {
 		/* source is dead: fail every call to it, forget what we owe it */
-		uv(L, K, UV_WATCHING);
+		tab(L, K, UV_WATCHING);
 		lua_pushnil(L);
 		while (lua_next(L, -2)) {
 			if (lua_rawequal(L, -1, source)) {
@@ -747,7 +802,7 @@ error_dispatch(lua_State *L, int K, struct kernel *k, lua_Integer session, int s
 			lua_pop(L, 1);
 		}
 		lua_pop(L, 1);
-		uv(L, K, UV_UNRESPONSE);
+		tab(L, K, UV_UNRESPONSE);
 		lua_pushnil(L);
 		while (lua_next(L, -2)) {
 			if (lua_rawequal(L, -1, source)) {
@@ -932,7 +987,7 @@ raw_dispatch(lua_State *L) {
 		}
 		return 0; // "BREAK"
 	}
-	uv(L, K, UV_PROTO);
+	tab(L, K, UV_PROTO);
 	lua_pushvalue(L, 1);
 	int p = lua_gettop(L) - 1; // 7: proto table, then 8: p
 	lua_rawget(L, p);
@@ -1064,7 +1119,7 @@ ldispatch_message(lua_State *L) {
 		/* most of a big batch of timeouts is gone: give the table's memory back */
 		lua_createtable(L, 0, k->timer_n);
 		int t = lua_gettop(L);
-		uv(L, K, UV_TIMERS);
+		tab(L, K, UV_TIMERS);
 		lua_pushnil(L);
 		while (lua_next(L, -2)) {
 			lua_pushvalue(L, -2);
@@ -1073,9 +1128,11 @@ ldispatch_message(lua_State *L) {
 		}
 		lua_pop(L, 1);
 		uv(L, K, UV_S);
-		lua_pushvalue(L, t);
-		lua_setfield(L, -2, "timers");
-		lua_pop(L, 1);
+		if (lua_getfield(L, -1, "timers") != LUA_TNIL) { // S holds it: give S the new one
+			lua_pushvalue(L, t);
+			lua_setfield(L, -3, "timers");
+		}
+		lua_pop(L, 2);
 		lua_setiuservalue(L, K, UV_TIMERS);
 		k->timer_peak = k->timer_n;
 	}
@@ -1112,7 +1169,7 @@ lregister_protocol(lua_State *L) {
 	}
 	struct kernel *k = kpush(L);
 	int K = 4;
-	uv(L, K, UV_PROTO); // 5
+	tab(L, K, UV_PROTO); // 5
 	lua_pushvalue(L, 2);
 	bool taken = lua_rawget(L, 5) != LUA_TNIL;
 	lua_pop(L, 1);
@@ -1142,7 +1199,7 @@ static int
 ldispatch(lua_State *L) {
 	lua_settop(L, 2);
 	kpush(L);
-	uv(L, 3, UV_PROTO);
+	tab(L, 3, UV_PROTO);
 	lua_pushvalue(L, 1);
 	lua_rawget(L, 4); // 5: p
 	if (lua_toboolean(L, 2)) {
@@ -1164,7 +1221,7 @@ ldispatch(lua_State *L) {
 /* Push proto[typename] at idx, or raise "unknown protocol" at the caller's caller. */
 static int
 get_proto(lua_State *L, int K, int idx) {
-	uv(L, K, UV_PROTO);
+	tab(L, K, UV_PROTO);
 	lua_pushvalue(L, idx);
 	int t = lua_rawget(L, -2);
 	lua_remove(L, -2);
@@ -1680,7 +1737,7 @@ init_done(lua_State *L, int status, lua_KContext ctx) {
 	(void)ctx;
 	struct kernel *k = lua_touserdata(L, 2);
 	lua_pushnil(L);
-	lua_setfield(L, 3, "init_thread");
+	lua_setiuservalue(L, 2, UV_INIT_THREAD);
 	if (status == LUA_OK || status == LUA_YIELD) {
 		lua_settop(L, 3);
 		lua_pushcfunction(L, lsend);
@@ -1720,7 +1777,7 @@ linit_service(lua_State *L) {
 	(void)k;
 	uv(L, 2, UV_S); // 3
 	push_running(L, 2);
-	lua_setfield(L, 3, "init_thread");
+	lua_setiuservalue(L, 2, UV_INIT_THREAD);
 	lua_pushcfunction(L, init_traceback); // 4
 	lua_pushcfunction(L, init_body);
 	lua_pushvalue(L, 1);
@@ -1764,7 +1821,7 @@ ldebug_dispatch(lua_State *L) {
 	lua_pushliteral(L, "skynet.debug");
 	lua_call(L, 1, 0);
 	kpush(L);
-	uv(L, -1, UV_PROTO);
+	tab(L, lua_gettop(L), UV_PROTO);
 	lua_getfield(L, -1, "debug");
 	lua_getfield(L, -1, "dispatch");
 	lua_replace(L, n + 1);
@@ -1830,9 +1887,87 @@ lset(lua_State *L) {
 	return 0;
 }
 
-/* ---- the skynet table's lazy functions ------------------------------------------ */
+/* ---- the skynet table and S, filled on first use ---------------------------------- */
 
-/* __index(t, k): loads the module of a LAZY name, then returns rawget(t, k). */
+/* The kernel's functions of the skynet table (LAZY letter K). */
+static const luaL_Reg KERNEL_FUNCS[] = {
+    {"register_protocol", lregister_protocol},
+    {"dispatch", ldispatch},
+    {"dispatch_message", ldispatch_message},
+    {"send", lsend},
+    {"call", lcall},
+    {"ret", lret},
+    {"retpack", lretpack},
+    {"genid", lgenid},
+    {"self", lself},
+    {"address", laddress},
+    {"timeout", ltimeout},
+    {"sleep", lsleep},
+    {"wait", lwait},
+    {"wakeup", lwakeup},
+    {"fork", lfork},
+    {"init_service", linit_service},
+    {"start", lstart},
+    {NULL, NULL},
+};
+
+/* The functions of S (skynet.private). */
+static const luaL_Reg PRIVATE_FUNCS[] = {
+    {"timer_object", ltimer_object},
+    {"yield_call", lyield_call},
+    {"new_call", lnew_call},
+    {"error_dispatch", lerror_dispatch},
+    {"co_finished", lco_finished},
+    {"running", lrunning},
+    {"set", lset},
+    {NULL, NULL},
+};
+
+static const struct {
+	const char *name;
+	int id;
+} PTYPES[] = {
+    {"PTYPE_TEXT", 0},   {"PTYPE_RESPONSE", 1}, {"PTYPE_MULTICAST", 2}, {"PTYPE_CLIENT", 3},
+    {"PTYPE_SYSTEM", 4}, {"PTYPE_HARBOR", 5},   {"PTYPE_SOCKET", 6},    {"PTYPE_ERROR", 7},
+    {"PTYPE_QUEUE", 8},  {"PTYPE_DEBUG", 9},    {"PTYPE_LUA", 10},      {"PTYPE_SNAX", 11},
+    {"PTYPE_TRACE", 12},
+};
+
+/* S field name of each state table, in UV order (NULL: not shared). */
+static const char *const TABLE_NAMES[] = {
+    "waiting",       "timers",      "watching",   "req_session",  "req_source",
+    "sleep_session", "unresponse",  "fired",      "trace_tag",    "trace_source",
+    "timeout_tb",    "pool",        "proto",      "wakeup_queue", NULL /* wq_token */,
+    "woken",         NULL /* eq */, "fork_queue", "fork_args",
+};
+
+static lua_CFunction
+find_func(const luaL_Reg *reg, const char *name) {
+	for (; reg->name != NULL; reg++) {
+		if (strcmp(reg->name, name) == 0)
+			return reg->func;
+	}
+	return NULL;
+}
+
+/* The LAZY letter of name, or 0. */
+static char
+lazy_letter(const char *name, size_t len) {
+	if (len == 0 || memchr(name, ' ', len) != NULL || memchr(name, '=', len) != NULL ||
+	    memchr(name, '\0', len) != NULL)
+		return 0;
+	for (const char *p = strstr(LAZY, name); p != NULL; p = strstr(p + 1, name)) {
+		if (p[-1] == ' ' && p[len] == '=')
+			return p[len + 1];
+	}
+	return 0;
+}
+
+/*
+ * __index(t, k) of the skynet table: the kernel's functions, the PTYPE_*
+ * constants, _proto and private are stored on first use; a name of a lazy
+ * module loads the module, then returns rawget(t, k).
+ */
 static int
 llazy_index(lua_State *L) {
 	lua_settop(L, 2);
@@ -1840,43 +1975,101 @@ llazy_index(lua_State *L) {
 		return 0;
 	size_t len;
 	const char *name = lua_tolstring(L, 2, &len);
-	if (len == 0 || memchr(name, ' ', len) != NULL || memchr(name, '=', len) != NULL ||
-	    memchr(name, '\0', len) != NULL)
-		return 0;
-	const char *m = NULL;
-	for (const char *p = strstr(LAZY, name); p != NULL; p = strstr(p + 1, name)) {
-		if (p[-1] == ' ' && p[len] == '=') {
-			m = lazy_module(p[len + 1]);
-			break;
-		}
-	}
-	if (m == NULL)
-		return 0;
 	kpush(L); // 3
-	/* Under snlua's memory grant: a service at its limit can still use a
-	 * function it has not loaded yet (skynet.exit above all). */
-	if (uv(L, 3, UV_GRANTED) != LUA_TNIL) {
-		lua_getglobal(L, "require");
-		lua_pushstring(L, m);
-		lua_call(L, 2, 1);
-	} else {
-		lua_pop(L, 1);
-		lua_getglobal(L, "require");
-		lua_pushstring(L, m);
-		lua_call(L, 1, 1);
-	}
-	if (strcmp(name, "cache") == 0) {
+	char letter = lazy_letter(name, len);
+	switch (letter) {
+	case 0:
+		if (strncmp(name, "PTYPE_", 6) == 0) {
+			for (size_t i = 0; i < sizeof(PTYPES) / sizeof(PTYPES[0]); i++) {
+				if (strcmp(PTYPES[i].name, name) == 0) {
+					lua_pushinteger(L, PTYPES[i].id);
+					break;
+				}
+			}
+		} else if (strcmp(name, "_proto") == 0) {
+			tab(L, 3, UV_PROTO);
+		} else if (strcmp(name, "private") == 0) {
+			uv(L, 3, UV_S);
+		}
+		if (lua_gettop(L) == 3)
+			return 0;
+		break;
+	case 'K':
+		lua_pushcfunction(L, find_func(KERNEL_FUNCS, name));
+		break;
+	case 'C':
+	case 'G':
+	case 'R':
+		return 0; // stored when the table was made (a removed one stays removed)
+	default: {
+		const char *m = lazy_module(letter);
+		if (m == NULL)
+			return 0;
+		/* Under snlua's memory grant: a service at its limit can still use a
+		 * function it has not loaded yet (skynet.exit above all). */
+		if (uv(L, 3, UV_GRANTED) != LUA_TNIL) {
+			lua_getglobal(L, "require");
+			lua_pushstring(L, m);
+			lua_call(L, 2, 1);
+		} else {
+			lua_pop(L, 1);
+			lua_getglobal(L, "require");
+			lua_pushstring(L, m);
+			lua_call(L, 1, 1);
+		}
+		if (strcmp(name, "cache") == 0) {
+			lua_pushvalue(L, 2);
+			lua_pushvalue(L, -2);
+			lua_rawset(L, 1);
+		}
 		lua_pushvalue(L, 2);
-		lua_pushvalue(L, -2);
-		lua_rawset(L, 1);
+		lua_rawget(L, 1); // 5
+		if (lua_type(L, 5) == LUA_TFUNCTION && uv(L, 3, UV_FRAMEWORK) != LUA_TNIL) {
+			lua_pushvalue(L, 5);
+			lua_pcall(L, 1, 0, 0); // with every slot taken it stays unmarked
+		}
+		lua_settop(L, 5);
+		return 1;
+	}
 	}
 	lua_pushvalue(L, 2);
-	lua_rawget(L, 1); // 5
-	if (lua_type(L, 5) == LUA_TFUNCTION && uv(L, 3, UV_FRAMEWORK) != LUA_TNIL) {
-		lua_pushvalue(L, 5);
-		lua_pcall(L, 1, 0, 0); // with every slot taken it stays unmarked
+	lua_pushvalue(L, -2);
+	lua_rawset(L, 1);
+	return 1;
+}
+
+/* __index(S, k): state tables and functions on first use; S.init_thread. */
+static int
+lprivate_index(lua_State *L) {
+	lua_settop(L, 2);
+	if (lua_type(L, 2) != LUA_TSTRING)
+		return 0;
+	const char *name = lua_tostring(L, 2);
+	kpush(L); // 3
+	if (strcmp(name, "init_thread") == 0) {
+		uv(L, 3, UV_INIT_THREAD); // changes: not stored in S
+		return 1;
 	}
-	lua_settop(L, 5);
+	if (strcmp(name, "last_will") == 0) {
+		lua_pushvalue(L, 3);
+	} else {
+		for (int v = UV_WAITING; v <= UV_FQ_ARGS; v++) {
+			const char *n = TABLE_NAMES[v - UV_WAITING];
+			if (n != NULL && strcmp(n, name) == 0) {
+				tab(L, 3, v);
+				break;
+			}
+		}
+		if (lua_gettop(L) == 3) {
+			lua_CFunction f = find_func(PRIVATE_FUNCS, name);
+			if (f == NULL)
+				return 0;
+			lua_pushcfunction(L, f);
+		}
+	}
+	lua_pushvalue(L, 2);
+	lua_pushvalue(L, -2);
+	lua_rawset(L, 1);
 	return 1;
 }
 
@@ -1888,13 +2081,14 @@ last_will(lua_State *L) {
 	struct kernel *k = lua_touserdata(L, 1);
 	if (uv(L, 1, UV_S) != LUA_TTABLE)
 		return 0;
-	lua_getfield(L, -1, "exited");
+	lua_pushliteral(L, "exited");
+	lua_rawget(L, -2);
 	bool exited = lua_toboolean(L, -1);
 	lua_settop(L, 1);
 	if (exited)
 		return 0;
-	uv(L, 1, UV_REQ_SESSION); // 2
-	uv(L, 1, UV_REQ_SOURCE);  // 3
+	tab(L, 1, UV_REQ_SESSION); // 2
+	tab(L, 1, UV_REQ_SOURCE);  // 3
 	lua_pushnil(L);
 	while (lua_next(L, 2)) {
 		lua_Integer session = lua_tointeger(L, -1);
@@ -1904,7 +2098,7 @@ last_will(lua_State *L) {
 		lua_pop(L, 2);
 	}
 	lua_settop(L, 1);
-	uv(L, 1, UV_UNRESPONSE); // 2
+	tab(L, 1, UV_UNRESPONSE); // 2
 	lua_pushnil(L);
 	while (lua_next(L, 2)) {
 		lua_pop(L, 1);
@@ -1917,14 +2111,6 @@ last_will(lua_State *L) {
 }
 
 /* ---- building ------------------------------------------------------------------ */
-
-/* S field name of each table user value, in UV order (NULL: not shared). */
-static const char *const TABLE_NAMES[] = {
-    "waiting",       "timers",      "watching",   "req_session", "req_source",
-    "sleep_session", "unresponse",  "fired",      "trace_tag",   "trace_source",
-    "timeout_tb",    "pool",        "proto",      NULL /* wq */, NULL,
-    "woken",         NULL /* eq */, "fork_queue", "fork_args",
-};
 
 static void
 register_builtin(lua_State *L, int core, const char *name, int id, lua_CFunction dispatch,
@@ -1960,22 +2146,10 @@ push_required(lua_State *L, const char *name) {
 	lua_call(L, 1, 1);
 }
 
-/* Push t[name] of the table at idx. */
-static void
-push_field(lua_State *L, int idx, const char *name) {
-	lua_getfield(L, idx, name);
-}
-
-/* Push the global name. */
-static void
-push_global(lua_State *L, const char *name) {
-	lua_getglobal(L, name);
-}
-
 /*
- * Push the kernel userdata of a new state with its tables and S (at the
- * index returned + 1). core is skynet.core at index 1, skynet.require at 2,
- * snlua's framework and granted hooks (or nil) at 3 and 4.
+ * Push the kernel userdata of a new state and S (at the index returned + 1).
+ * skynet.core is at index 1, skynet.require at 2, snlua's framework and
+ * granted hooks (or nil) at 3 and 4.
  */
 static int
 create_kernel(lua_State *L) {
@@ -1995,29 +2169,12 @@ create_kernel(lua_State *L) {
 	lua_pushcfunction(L, last_will);
 	lua_setfield(L, -2, "__gc");
 	lua_setmetatable(L, K);
-
-	lua_createtable(L, 0, 40); // S
-	int S = K + 1;
-	for (int v = UV_WAITING; v <= UV_FQ_ARGS; v++) {
-		lua_newtable(L);
-		const char *name = TABLE_NAMES[v - UV_WAITING];
-		if (name != NULL) {
-			lua_pushvalue(L, -1);
-			lua_setfield(L, S, name);
-		}
-		if (v == UV_POOL) {
-			lua_createtable(L, 0, 1);
-			lua_pushliteral(L, "kv");
-			lua_setfield(L, -2, "__mode");
-			lua_setmetatable(L, -2);
-		}
-		if (v == UV_WQ) {
-			lua_pushvalue(L, -1);
-			lua_setfield(L, S, "wakeup_queue");
-		}
-		lua_setiuservalue(L, K, v);
-	}
-	lua_pushvalue(L, S);
+	lua_newtable(L); // S, filled on first use
+	lua_createtable(L, 0, 1);
+	lua_pushcfunction(L, lprivate_index);
+	lua_setfield(L, -2, "__index");
+	lua_setmetatable(L, -2);
+	lua_pushvalue(L, -1);
 	lua_setiuservalue(L, K, UV_S);
 	lua_pushvalue(L, 2);
 	lua_setiuservalue(L, K, UV_REQUIRE);
@@ -2029,27 +2186,10 @@ create_kernel(lua_State *L) {
 	lua_setiuservalue(L, K, UV_UNKNOWN_REQUEST);
 	lua_pushcfunction(L, lunknown_message);
 	lua_setiuservalue(L, K, UV_UNKNOWN_RESPONSE);
-	lua_pushboolean(L, 0);
-	lua_setfield(L, S, "exited");
-	lua_pushvalue(L, K);
-	lua_setfield(L, S, "last_will");
-	static const luaL_Reg private_funcs[] = {
-	    {"timer_object", ltimer_object},
-	    {"yield_call", lyield_call},
-	    {"new_call", lnew_call},
-	    {"error_dispatch", lerror_dispatch},
-	    {"co_finished", lco_finished},
-	    {"running", lrunning},
-	    {"set", lset},
-	    {NULL, NULL},
-	};
-	lua_pushvalue(L, S);
-	luaL_setfuncs(L, private_funcs, 0);
-	lua_pop(L, 1);
 	lua_pushvalue(L, K);
 	lua_rawsetp(L, LUA_REGISTRYINDEX, &KERNEL_KEY);
 	lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-	lua_pushvalue(L, S);
+	lua_pushvalue(L, -2);
 	lua_setfield(L, -2, "skynet.private");
 	lua_pop(L, 1);
 	return K;
@@ -2068,7 +2208,9 @@ register_builtins(lua_State *L) {
  * require "skynet.kernel" -> the skynet table, once per state (lualib/skynet.lua
  * returns it). It takes skynet.core, skynet.require and, under snlua, the
  * hooks of skynet.snlua (framework marking for the lazy parts, the memory
- * grant they load under).
+ * grant they load under). Apart from ten functions copied at once, its
+ * __index stores each name on first use (LAZY), so a service holds only the
+ * names it uses.
  */
 LUAMOD_API int
 luaopen_skynet_kernel(lua_State *L) {
@@ -2092,73 +2234,27 @@ luaopen_skynet_kernel(lua_State *L) {
 	lua_settop(L, 4);
 	int K = create_kernel(L);
 	lua_settop(L, K);
-
-	lua_createtable(L, 0, 64); // the skynet table
-	int T = lua_gettop(L);
-	static const struct {
-		const char *name;
-		int id;
-	} ptypes[] = {
-	    {"PTYPE_TEXT", 0},   {"PTYPE_RESPONSE", 1}, {"PTYPE_MULTICAST", 2}, {"PTYPE_CLIENT", 3},
-	    {"PTYPE_SYSTEM", 4}, {"PTYPE_HARBOR", 5},   {"PTYPE_SOCKET", 6},    {"PTYPE_ERROR", 7},
-	    {"PTYPE_QUEUE", 8},  {"PTYPE_DEBUG", 9},    {"PTYPE_LUA", 10},      {"PTYPE_SNAX", 11},
-	    {"PTYPE_TRACE", 12},
-	};
-	for (size_t i = 0; i < sizeof(ptypes) / sizeof(ptypes[0]); i++) {
-		lua_pushinteger(L, ptypes[i].id);
-		lua_setfield(L, T, ptypes[i].name);
-	}
-	push_field(L, 1, "pack");
-	lua_setfield(L, -2, "pack");
-	push_field(L, 1, "packstring");
-	lua_setfield(L, -2, "packstring");
-	push_field(L, 1, "unpack");
-	lua_setfield(L, -2, "unpack");
-	push_field(L, 1, "tostring");
-	lua_setfield(L, -2, "tostring");
-	push_field(L, 1, "trash");
-	lua_setfield(L, -2, "trash");
-	push_field(L, 1, "error");
-	lua_setfield(L, -2, "error");
-	push_field(L, 1, "now");
-	lua_setfield(L, -2, "now");
-	push_field(L, 1, "hpc");
-	lua_setfield(L, -2, "hpc");
-	push_global(L, "pcall");
-	lua_setfield(L, -2, "pcall");
-	push_field(L, 2, "init");
-	lua_setfield(L, -2, "init");
-	static const luaL_Reg funcs[] = {
-	    {"register_protocol", lregister_protocol},
-	    {"dispatch", ldispatch},
-	    {"dispatch_message", ldispatch_message},
-	    {"send", lsend},
-	    {"call", lcall},
-	    {"ret", lret},
-	    {"retpack", lretpack},
-	    {"genid", lgenid},
-	    {"self", lself},
-	    {"address", laddress},
-	    {"timeout", ltimeout},
-	    {"sleep", lsleep},
-	    {"wait", lwait},
-	    {"wakeup", lwakeup},
-	    {"fork", lfork},
-	    {"init_service", linit_service},
-	    {"start", lstart},
-	    {NULL, NULL},
-	};
-	luaL_setfuncs(L, funcs, 0);
-	lua_pushvalue(L, T);
-	lua_setiuservalue(L, K, UV_SKYNET);
 	register_builtins(L);
-	uv(L, K, UV_PROTO);
-	lua_setfield(L, T, "_proto");
-	uv(L, K, UV_S);
-	lua_setfield(L, T, "private");
+	/* The skynet table. Copied now, as they are when skynet loads (a later
+	 * change of skynet.core does not show): skynet.core's functions, pcall,
+	 * skynet.require's init; their names exist in the state already. */
+	lua_createtable(L, 0, 10);
+	static const char *const copied[] = {
+	    "pack", "packstring", "unpack", "tostring", "trash", "error", "now", "hpc",
+	};
+	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
+		lua_getfield(L, 1, copied[i]);
+		lua_setfield(L, -2, copied[i]);
+	}
+	lua_getglobal(L, "pcall");
+	lua_setfield(L, -2, "pcall");
+	lua_getfield(L, 2, "init");
+	lua_setfield(L, -2, "init");
 	lua_createtable(L, 0, 1);
 	lua_pushcfunction(L, llazy_index);
 	lua_setfield(L, -2, "__index");
-	lua_setmetatable(L, T);
+	lua_setmetatable(L, -2);
+	lua_pushvalue(L, -1);
+	lua_setiuservalue(L, K, UV_SKYNET);
 	return 1;
 }
