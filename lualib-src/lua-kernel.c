@@ -2087,18 +2087,20 @@ last_will(lua_State *L) {
 	lua_settop(L, 1);
 	if (exited)
 		return 0;
-	tab(L, 1, UV_REQ_SESSION); // 2
-	tab(L, 1, UV_REQ_SOURCE);  // 3
-	lua_pushnil(L);
-	while (lua_next(L, 2)) {
-		lua_Integer session = lua_tointeger(L, -1);
-		lua_pushvalue(L, -2);
-		if (lua_rawget(L, 3) == LUA_TNUMBER && session != 0)
-			send_error(k, lua_tointeger(L, -1), session);
-		lua_pop(L, 2);
+	/* no table is made here: one never used is empty */
+	if (tab_if(L, 1, UV_REQ_SESSION) && tab_if(L, 1, UV_REQ_SOURCE)) { // 2, 3
+		lua_pushnil(L);
+		while (lua_next(L, 2)) {
+			lua_Integer session = lua_tointeger(L, -1);
+			lua_pushvalue(L, -2);
+			if (lua_rawget(L, 3) == LUA_TNUMBER && session != 0)
+				send_error(k, lua_tointeger(L, -1), session);
+			lua_pop(L, 2);
+		}
 	}
 	lua_settop(L, 1);
-	tab(L, 1, UV_UNRESPONSE); // 2
+	if (!tab_if(L, 1, UV_UNRESPONSE)) // 2
+		return 0;
 	lua_pushnil(L);
 	while (lua_next(L, 2)) {
 		lua_pop(L, 1);
