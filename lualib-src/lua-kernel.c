@@ -1,15 +1,16 @@
 /*
  * skynet.kernel: the message path of the Lua service API, in C.
  *
- * lualib/skynet.lua builds the skynet table with this module; before, that
- * file held the code below in Lua, and every service kept its own copy of
- * those function prototypes. Here the code is shared by all states; a state
- * holds only its data.
+ * require "skynet.kernel" returns the skynet table (lualib/skynet.lua returns
+ * it in turn); before, that file held the code below in Lua, and every
+ * service kept its own copy of those function prototypes. Here the code is
+ * shared by all states; a state holds only its data.
  *
  * Data. One full userdata per state, struct kernel, anchored in the registry
  * under KERNEL_KEY (every function, a light C function, finds it there). Its
  * user values are the state tables, shared with the Lua parts loaded on
- * demand (the files of skynet/ext and skynet/manager.lua) through skynet.private (S):
+ * demand (the files of skynet/ext and skynet/manager.lua) through
+ * skynet.private (S):
  *   waiting       session -> thread | handler table | "BREAK"
  *                   thread: a coroutine blocked in call/sleep/wait, resumed
  *                   with (true, msg, sz, session) on a reply, (false) when
@@ -62,7 +63,8 @@
  * kernel_resume), so that skynet.profile and the signal trap see framework
  * coroutines; plain lua_resume otherwise. The trap's hook fires on Lua
  * instructions only, so nothing here is broken midway; skynet.lua still
- * marks itself and the lazy parts it loads.
+ * marks itself, and the kernel marks the functions of the lazy parts it
+ * loads (snlua.framework), so a break there still waits for service code.
  *
  * Errors raised while a message is dispatched are collected (errors, a
  * table made on first use) and raised together, joined by newlines, at the

@@ -6,8 +6,8 @@
 -- timeout/sleep/wait/wakeup/fork, start and the last will. Its design
 -- comment describes the state tables, the yield protocol ("SUSPEND",
 -- "QUIT", "EXIT", a bare yield) and how sessions are registered for the
--- coroutine the dispatcher resumed. This file only builds the skynet table
--- from it, so a service holds no copy of the framework's bytecode for it.
+-- coroutine the dispatcher resumed. This file only returns the table the
+-- kernel builds, so a service holds no copy of the framework's bytecode.
 --
 -- Lazy parts. exit, killthread, getenv, the service helpers, trace, task,
 -- request/select, manager, the rarer message functions (response, rawcall,
