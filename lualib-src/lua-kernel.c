@@ -77,6 +77,9 @@
  *
  * Units: timeouts in centiseconds; sessions are positive C ints.
  * Locking: none; only the worker running the service touches its state.
+ * This file is built without ThreadSanitizer (see the Makefile): its
+ * functions yield through Lua's longjmp with their frames on the stack,
+ * which ThreadSanitizer's shadow stack does not survive.
  */
 
 #include "skynet.h"
