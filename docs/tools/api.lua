@@ -30,7 +30,9 @@
 --     - `return t`, `return setmetatable(t, ...)`, `return require "m"` (the module exports the
 --       functions of t or m) and `return function` / `return localfunction` (the module itself
 --       is a function and is listed under its own name, e.g. `skynet.queue`).
---   skynet.lua's lazy table (`local LAZY = " name=x ..."`) adds `skynet.name` for each name.
+--   skynet.lua's lazy table (`local LAZY = " name=x ..."`) adds `skynet.name` for each name;
+--   so does a C module's (`static const char LAZY[] = " name=x ..."`, lualib-src/lua-kernel.c).
+--   `return require "m"` of a C module exports that module's functions.
 -- * C modules: every `luaopen_a_b(lua_State *L)` in lualib-src/ (module `a.b`) and the modules
 --   snlua preloads (`preload(L, "name", opener)` in service-src/service_snlua.c). Their functions
 --   are the entries of the luaL_Reg arrays in the opener whose names do not start with "__",
@@ -72,6 +74,7 @@ M.UNLISTED = {
 	["client.crypt"] = "skynet.crypt under the name plain lua5.4 clients load (luaclib/client.so)",
 	["skynet.snlua"] = "snlua's hooks for skynet.lua (framework marking, memory grants)",
 	["skynet.ext.message"] = "a lazy part of skynet",
+	["skynet.kernel"] = "the C side of skynet (its functions are listed under skynet)",
 }
 
 -- Exported names that are not API: internal state shared between the parts of a module.
@@ -438,6 +441,18 @@ local function c_modules(root)
 			local body, line = c_function_body(src, opener)
 			mods[name] = { file = file, line = line, funcs = scan_c_opener(body, line) }
 			mods[name].alias = body:match "return%s+(luaopen_[%w_]+)%(L%)"
+			-- a lazy table in C (`static const char LAZY[] = " name=x ..."`): its names too
+			local lazy = src:match "static const char LAZY%[%]%s*=%s*(.-);"
+			if lazy then
+				local text = {}
+				for piece in lazy:gmatch '"(.-)"' do
+					text[#text + 1] = piece
+				end
+				local lazy_line = select(2, src:sub(1, src:find("static const char LAZY[]", 1, true)):gsub("\n", "")) + 1
+				for fname in table.concat(text):gmatch "([%w_]+)=%a" do
+					table.insert(mods[name].funcs, { name = fname, line = lazy_line })
+				end
+			end
 		end
 	end
 	-- an opener that returns another opener's module (client.crypt is skynet.crypt)
@@ -519,6 +534,11 @@ function M.functions(root, opts)
 		if ret and public(m.module) then
 			if ret.kind == "function" or (ret.kind == "name" and rec.localfuncs[ret.v]) then
 				add(m.module, nil, m.file, ret.line)
+			elseif ret.kind == "require" and cmods[ret.v] then
+				-- returns a C module's table (skynet.lua returns skynet.kernel's)
+				for _, f in ipairs(cmods[ret.v].funcs) do
+					add(m.module, f.name, cmods[ret.v].file, f.line)
+				end
 			elseif ret.kind == "name" and lua_by_name[rec.requires[ret.v] or ""] then
 				-- returns another Lua module it extended (skynet.manager returns skynet): the
 				-- functions belong to that module, added below

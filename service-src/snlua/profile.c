@@ -14,7 +14,12 @@
  * its extra space NULL (new threads copy it); its record lives in the table.
  *
  * Every resume also tells the signal trap which coroutine runs now
- * (snlua_trap_set_active), so a pending break is served on it.
+ * (snlua_trap_set_active), so a pending break is served on it. C code that
+ * resumes coroutines (skynet.kernel) reaches the same function through
+ * registry "snlua.resume": a light userdata pointing at a struct whose one
+ * member is the resume function (resume(L, co, narg) moves narg values from
+ * L to co and co's results back to L; returns their count, or -1 with the
+ * error object on L).
  *
  * Data: struct co_profile (a full userdata) per profiled coroutine, the
  * table co -> record under PROFILE_TABLE_KEY in the registry. Invariant: a
@@ -245,8 +250,17 @@ snlua_profile_open(lua_State *L) {
 	return 1;
 }
 
+/* The accounting resume for C code (skynet.kernel), as registry "snlua.resume". */
+struct snlua_resume {
+	int (*resume)(lua_State *L, lua_State *co, int narg);
+};
+
+static const struct snlua_resume RESUME = {resume_accounted};
+
 void
 snlua_profile_install(lua_State *L) {
+	lua_pushlightuserdata(L, (void *)&RESUME);
+	lua_setfield(L, LUA_REGISTRYINDEX, "snlua.resume");
 	lua_getglobal(L, "coroutine");
 	lua_pushcfunction(L, co_resume);
 	lua_setfield(L, -2, "resume");

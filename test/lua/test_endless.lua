@@ -200,7 +200,9 @@ t.case("a signal on the reply path: the caller gets an answer, the pool stays us
 		end
 		t.ok(broken <= 1, "k=" .. k .. ": one signal broke " .. broken .. " requests")
 	end
-	t.ok(covered >= 20, "the signal reached only " .. covered .. " instructions")
+	-- skynet.ret, the dispatcher and the pool are C (skynet.kernel), which the
+	-- hook never breaks: the Lua instructions left are the request's own
+	t.ok(covered >= 4, "the signal reached only " .. covered .. " instructions")
 	t.ok(covered < 400, "the request never ended")
 	t.eq(call_within(100, svc, "unhook"), true, "unhook")
 	t.eq(call_within(100, svc, "ping"), true, "the service answers")

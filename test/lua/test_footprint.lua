@@ -1,5 +1,6 @@
 -- What keeps a service small: snlua opens io, os, utf8, math and debug on
--- first use, skynet.lua loads its rarer parts on first use, and both work
+-- first use, skynet.lua loads its rarer parts on first use, the message
+-- path is C (skynet.kernel) and fills the skynet table on first use, and both work
 -- for a service at its skynet.memlimit. Also the two checks skynet.lua now
 -- makes without the math library (timeout times, protocol ids).
 local skynet = require "skynet"
@@ -59,6 +60,20 @@ t.case("at its memory limit a service can still load what it never used, then ex
 	t.eq(r[10], true, "the limit still holds after the loads")
 	t.quiesce()
 	t.raises("call to invalid address", skynet.call, svc, "lua", "fill_use_exit")
+end)
+
+t.case("the message path is C and a service holds only the framework names it uses", function()
+	local svc = skynet.newservice("svc_kernel")
+	local unused_name, unused_table, is_function, kept, send_in_c, kib =
+		skynet.call(svc, "lua", "probe")
+	t.eq(unused_name, true, "skynet.wakeup is not in the table before its first use")
+	t.eq(unused_table, true, "S.fired is not made before its first use")
+	t.eq(is_function, true, "skynet.wakeup on first use")
+	t.eq(kept, true, "and stored in the table")
+	t.eq(send_in_c, true, "skynet.send is a C function (skynet.kernel)")
+	-- the framework's Lua code was most of an idle service (over 70 KiB of heap)
+	t.ok(kib < 45, "heap of an idle service: " .. kib .. " KiB")
+	skynet.kill(svc)
 end)
 
 t.case("timeout times: integers, floats and numeric strings (floored); others raise", function()
