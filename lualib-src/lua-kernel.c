@@ -84,6 +84,7 @@
 
 #include "skynet.h"
 #include "lua-seri.h"
+#include "lua-skynet.h"
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -308,38 +309,6 @@ push_running(lua_State *L, int K) {
 
 /* ---- sending ------------------------------------------------------------- */
 
-/* The payload at idx (string, light userdata + size, nil): data, size, tag. */
-static void
-get_payload(lua_State *L, int idx, void **data, size_t *sz, int *tag) {
-	*data = NULL;
-	*sz = 0;
-	*tag = 0;
-	switch (lua_type(L, idx)) {
-	case LUA_TSTRING: {
-		size_t len = 0;
-		const char *s = lua_tolstring(L, idx, &len);
-		if (len > 0) {
-			*data = (void *)s;
-			*sz = len;
-		}
-		break;
-	}
-	case LUA_TLIGHTUSERDATA: {
-		lua_Integer n = luaL_checkinteger(L, idx + 1);
-		luaL_argcheck(L, n >= 0, idx + 1, "negative size");
-		*data = lua_touserdata(L, idx);
-		*sz = (size_t)n;
-		*tag = PTYPE_TAG_DONTCOPY;
-		break;
-	}
-	case LUA_TNONE:
-	case LUA_TNIL:
-		break;
-	default:
-		luaL_error(L, "skynet.core: invalid message type (%s)", luaL_typename(L, idx));
-	}
-}
-
 /*
  * Send the payload at msg to the address at dest (an integer handle or a
  * name), as skynet.core's send does; session < 0 asks the core for one.
@@ -362,14 +331,13 @@ send_msg(lua_State *L, struct kernel *k, int dest, int type, int session, int ms
 		type |= PTYPE_TAG_ALLOCSESSION;
 		session = 0;
 	}
-	void *data;
-	size_t sz;
-	int tag;
-	get_payload(L, msg, &data, &sz, &tag);
-	type |= tag;
+	struct skynet_payload p;
+	skynet_payload_get(L, msg, &p);
+	type |= p.tag;
 	if (is_int)
-		return skynet_send(k->ctx, 0, (uint32_t)lua_tointeger(L, dest), type, session, data, sz);
-	return skynet_sendname(k->ctx, 0, lua_tostring(L, dest), type, session, data, sz);
+		return skynet_send(k->ctx, 0, (uint32_t)lua_tointeger(L, dest), type, session, p.data,
+		                   p.sz);
+	return skynet_sendname(k->ctx, 0, lua_tostring(L, dest), type, session, p.data, p.sz);
 }
 
 /* An empty error message to source for session (never raises). */

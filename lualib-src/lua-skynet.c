@@ -70,6 +70,7 @@
 
 #include "skynet.h"
 #include "lua-seri.h"
+#include "lua-skynet.h"
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -85,13 +86,6 @@
 #include <time.h>
 
 #define CORE_TRACE_FRAMES 32 // deepest stack trace() writes
-
-/* A message payload read from the Lua stack. */
-struct payload {
-	void *data; // borrowed from a Lua string, or donated (tag DONTCOPY)
-	size_t sz;
-	int tag; // 0 or PTYPE_TAG_DONTCOPY
-};
 
 /* Registry keys: their addresses are unique per process. */
 static const char CALLBACK_KEY = 0; // the Lua message callback
@@ -118,8 +112,8 @@ mono_ns(void) {
 
 /* ---- sending ----------------------------------------------------------- */
 
-static void
-get_payload(lua_State *L, int idx, struct payload *p) {
+void
+skynet_payload_get(lua_State *L, int idx, struct skynet_payload *p) {
 	p->data = NULL;
 	p->sz = 0;
 	p->tag = 0;
@@ -171,7 +165,7 @@ check_address(lua_State *L, int idx, int msg_idx) {
 /* The arguments are already checked: from here on nothing raises before the send. */
 static int
 send_to(lua_State *L, int addr_idx, uint32_t source, int type, int session,
-        const struct payload *p) {
+        const struct skynet_payload *p) {
 	struct skynet_context *ctx = ctx_of(L);
 	type |= p->tag;
 	if (lua_type(L, addr_idx) == LUA_TNUMBER) {
@@ -202,8 +196,8 @@ lsend(lua_State *L) {
 		type |= PTYPE_TAG_ALLOCSESSION;
 	else
 		session = (int)luaL_checkinteger(L, 3);
-	struct payload p;
-	get_payload(L, 4, &p);
+	struct skynet_payload p;
+	skynet_payload_get(L, 4, &p);
 	return push_send_result(L, send_to(L, 1, 0, type, session, &p));
 }
 
@@ -213,8 +207,8 @@ lredirect(lua_State *L) {
 	uint32_t source = (uint32_t)luaL_checkinteger(L, 2);
 	int type = (int)luaL_checkinteger(L, 3);
 	int session = (int)luaL_checkinteger(L, 4);
-	struct payload p;
-	get_payload(L, 5, &p);
+	struct skynet_payload p;
+	skynet_payload_get(L, 5, &p);
 	return push_send_result(L, send_to(L, 1, source, type, session, &p));
 }
 
