@@ -333,11 +333,7 @@ send_msg(lua_State *L, struct kernel *k, int dest, int type, int session, int ms
 	}
 	struct skynet_payload p;
 	skynet_payload_get(L, msg, &p);
-	type |= p.tag;
-	if (is_int)
-		return skynet_send(k->ctx, 0, (uint32_t)lua_tointeger(L, dest), type, session, p.data,
-		                   p.sz);
-	return skynet_sendname(k->ctx, 0, lua_tostring(L, dest), type, session, p.data, p.sz);
+	return skynet_payload_send(L, k->ctx, dest, 0, type, session, &p);
 }
 
 /* An empty error message to source for session (never raises). */
@@ -1242,14 +1238,7 @@ lsend(lua_State *L) {
 	lua_getfield(L, p, "id");
 	int id = (int)lua_tointeger(L, -1);
 	lua_pop(L, 1);
-	int r = send_msg(L, lua_touserdata(L, K), 1, id, 0, base + 1);
-	if (r >= 0)
-		lua_pushinteger(L, r);
-	else if (r == SKYNET_ETOOBIG)
-		lua_pushboolean(L, 0);
-	else
-		lua_pushnil(L);
-	return 1;
+	return skynet_push_send_result(L, send_msg(L, lua_touserdata(L, K), 1, id, 0, base + 1));
 }
 
 /* new_call(addr at a, id, payload at msg): sends with a fresh session, returns it. */

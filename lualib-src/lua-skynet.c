@@ -162,11 +162,9 @@ check_address(lua_State *L, int idx, int msg_idx) {
 	luaL_error(L, "dest address type (%s) must be a string or number.", lua_typename(L, t));
 }
 
-/* The arguments are already checked: from here on nothing raises before the send. */
-static int
-send_to(lua_State *L, int addr_idx, uint32_t source, int type, int session,
-        const struct skynet_payload *p) {
-	struct skynet_context *ctx = ctx_of(L);
+int
+skynet_payload_send(lua_State *L, struct skynet_context *ctx, int addr_idx, uint32_t source,
+                    int type, int session, const struct skynet_payload *p) {
 	type |= p->tag;
 	if (lua_type(L, addr_idx) == LUA_TNUMBER) {
 		uint32_t dest = (uint32_t)lua_tointeger(L, addr_idx);
@@ -176,8 +174,8 @@ send_to(lua_State *L, int addr_idx, uint32_t source, int type, int session,
 	return skynet_sendname(ctx, source, dest, type, session, p->data, p->sz);
 }
 
-static int
-push_send_result(lua_State *L, int r) {
+int
+skynet_push_send_result(lua_State *L, int r) {
 	if (r >= 0)
 		lua_pushinteger(L, r);
 	else if (r == SKYNET_ETOOBIG)
@@ -198,7 +196,7 @@ lsend(lua_State *L) {
 		session = (int)luaL_checkinteger(L, 3);
 	struct skynet_payload p;
 	skynet_payload_get(L, 4, &p);
-	return push_send_result(L, send_to(L, 1, 0, type, session, &p));
+	return skynet_push_send_result(L, skynet_payload_send(L, ctx_of(L), 1, 0, type, session, &p));
 }
 
 static int
@@ -209,7 +207,8 @@ lredirect(lua_State *L) {
 	int session = (int)luaL_checkinteger(L, 4);
 	struct skynet_payload p;
 	skynet_payload_get(L, 5, &p);
-	return push_send_result(L, send_to(L, 1, source, type, session, &p));
+	return skynet_push_send_result(L,
+	                               skynet_payload_send(L, ctx_of(L), 1, source, type, session, &p));
 }
 
 static int

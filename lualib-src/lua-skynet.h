@@ -4,12 +4,13 @@
 /*
  * What skynet.core (lua-skynet.c) shares with the other parts of
  * luaclib/skynet.so that send messages (skynet.kernel): how a message
- * payload is read from the Lua stack.
+ * payload is read from the Lua stack, sent, and the result reported.
  */
 
 #include <lua.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 #pragma GCC visibility push(hidden)
 
@@ -26,6 +27,19 @@ struct skynet_payload {
  * on a negative size or any other type.
  */
 void skynet_payload_get(lua_State *L, int idx, struct skynet_payload *p);
+
+struct skynet_context;
+
+/*
+ * Send p from source to the address at addr_idx (an integer handle or a
+ * name, already checked) with type and session; the core takes a donated
+ * payload. Returns skynet_send's result: a session, or a negative error.
+ */
+int skynet_payload_send(lua_State *L, struct skynet_context *ctx, int addr_idx, uint32_t source,
+                        int type, int session, const struct skynet_payload *p);
+
+/* Push what skynet.core's send returns for result r: the session, false (too big) or nil. */
+int skynet_push_send_result(lua_State *L, int r);
 
 #pragma GCC visibility pop
 
