@@ -18,6 +18,7 @@
 --            figures).
 local skynet = require "skynet"
 local report = require "bench_report"
+local proc = require "bench_proc"
 
 local hpc = skynet.hpc
 
@@ -26,26 +27,6 @@ local FIRST <const> = math.min(1000, SERVICES)
 local TICK_SECONDS <const> = 5
 local WATCHDOG_CS <const> = 18000
 
-local function vmrss_kib()
-	local f = assert(io.open("/proc/self/status", "r"))
-	local text = f:read("a")
-	f:close()
-	return tonumber(text:match("VmRSS:%s*(%d+)"))
-end
-
--- Process CPU time (user + system), seconds.
-local function cpu_s()
-	local f = assert(io.open("/proc/self/stat", "r"))
-	local text = f:read("a")
-	f:close()
-	local fields = {}
-	for word in text:match("%) (.*)"):gmatch("%S+") do
-		fields[#fields + 1] = word
-	end
-	-- fields[1] is field 3 (state): utime is field 14, stime field 15
-	return (tonumber(fields[12]) + tonumber(fields[13])) / 100
-end
-
 local function bench_spawn()
 	skynet.newservice("bench_footprint_idle") -- warm up
 	collectgarbage("collect")
@@ -53,19 +34,19 @@ local function bench_spawn()
 	for i = 1, SERVICES do
 		list[i] = false -- the list's own growth stays out of the figures
 	end
-	local rss0 = vmrss_kib()
+	local rss0 = proc.vmrss_kib()
 	local t0 = hpc()
 	for i = 1, FIRST do
 		list[i] = skynet.newservice("bench_footprint_idle")
 	end
 	local t1 = hpc()
-	local rss1 = vmrss_kib()
+	local rss1 = proc.vmrss_kib()
 	local t2 = hpc()
 	for i = FIRST + 1, SERVICES do
 		list[i] = skynet.newservice("bench_footprint_idle")
 	end
 	local t3 = hpc()
-	local rss2 = vmrss_kib()
+	local rss2 = proc.vmrss_kib()
 	report("footprint.spawn_per_s", SERVICES / (((t1 - t0) + (t3 - t2)) / 1e9), "services/s")
 	report("footprint.rss_per_idle_service_kib", (rss2 - rss0) / SERVICES, "KiB")
 	report("footprint.rss_per_idle_service_1k_kib", (rss1 - rss0) / FIRST, "KiB")
@@ -94,7 +75,7 @@ local function bench_ticks()
 		list[i] = skynet.newservice("bench_footprint_tick")
 	end
 	collectgarbage("collect")
-	local cpu0 = cpu_s()
+	local cpu0 = proc.cpu_s()
 	local t0 = hpc()
 	local deadline = t0 + TICK_SECONDS * 1e9
 	skynet.error("bench_footprint: ticking starts")
@@ -105,7 +86,7 @@ local function bench_ticks()
 	while hpc() < deadline do
 		skynet.sleep(1)
 	end
-	local cpu1 = cpu_s()
+	local cpu1 = proc.cpu_s()
 	local wakes = 0
 	local hist = {}
 	for _, h in ipairs(list) do
@@ -137,12 +118,12 @@ local function bench_cticks()
 		list[i] = skynet.launch("ticker")
 	end
 	collectgarbage("collect")
-	local cpu0 = cpu_s()
+	local cpu0 = proc.cpu_s()
 	for _, h in ipairs(list) do
 		skynet.send(h, "text", "go")
 	end
 	skynet.sleep(TICK_SECONDS * 100)
-	local cpu1 = cpu_s()
+	local cpu1 = proc.cpu_s()
 	local wakes = tonumber(skynet.call(list[1], "text", "count"))
 	for _, h in ipairs(list) do
 		skynet.send(h, "text", "stop")

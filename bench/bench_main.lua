@@ -3,6 +3,7 @@
 -- then aborts the node. Real time, run by bench/run.sh with config.bench.
 local skynet = require "skynet"
 local report = require "bench_report"
+local proc = require "bench_proc"
 require "skynet.manager"
 
 local hpc = skynet.hpc
@@ -57,13 +58,6 @@ local function send_rate(n_senders, n_sinks, per_sender)
 	return per_sender * n_senders / ((t1 - t0) / 1e9)
 end
 
-local function vmrss_kib()
-	local f = assert(io.open("/proc/self/status", "r"))
-	local text = f:read("a")
-	f:close()
-	return tonumber(text:match("VmRSS:%s*(%d+)"))
-end
-
 local function bench_send()
 	send_rate(1, 1, 100000) -- warm up
 	report("lua.send_1to1_per_s", send_rate(1, 1, 1000000), "msgs/s")
@@ -84,12 +78,12 @@ end
 local function bench_spawn()
 	kill_all(spawn("bench_idle", 20)) -- warm up caches
 	collectgarbage("collect")
-	local rss0 = vmrss_kib()
+	local rss0 = proc.vmrss_kib()
 	local n = 1000
 	local t0 = hpc()
 	local list = spawn("bench_idle", n)
 	local t1 = hpc()
-	local rss1 = vmrss_kib()
+	local rss1 = proc.vmrss_kib()
 	report("lua.spawn_per_s", n / ((t1 - t0) / 1e9), "services/s")
 	report("lua.idle_service_kib", (rss1 - rss0) / n, "KiB")
 	kill_all(list)

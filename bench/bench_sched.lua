@@ -18,34 +18,13 @@
 -- and returns.
 local skynet = require "skynet"
 local report = require "bench_report"
+local proc = require "bench_proc"
 
 local hpc = skynet.hpc
 
 local SERVICES <const> = 10000
 local RUN_S <const> = 5
 local WARMUP_CS <const> = 100
-
-local clk_tck
-
-local function cpu_seconds()
-	if clk_tck == nil then
-		local p = io.popen("getconf CLK_TCK 2>/dev/null")
-		clk_tck = p and tonumber(p:read("l")) or 100
-		if p then
-			p:close()
-		end
-	end
-	local f = assert(io.open("/proc/self/stat", "r"))
-	local text = f:read("a")
-	f:close()
-	-- fields after the ")" closing the command name: state is field 3
-	local rest = text:match("%)%s+(.*)$")
-	local fields = {}
-	for w in rest:gmatch("%S+") do
-		fields[#fields + 1] = w
-	end
-	return (tonumber(fields[12]) + tonumber(fields[13])) / clk_tck -- utime, stime
-end
 
 local function p99(hist)
 	local keys, total = {}, 0
@@ -73,9 +52,9 @@ local function measure(workers, mode)
 	for _, w in ipairs(workers) do
 		skynet.send(w, "lua", "reset")
 	end
-	local cpu0, t0 = cpu_seconds(), hpc()
+	local cpu0, t0 = proc.cpu_s(), hpc()
 	skynet.sleep(RUN_S * 100)
-	local cpu1, t1 = cpu_seconds(), hpc()
+	local cpu1, t1 = proc.cpu_s(), hpc()
 	for _, w in ipairs(workers) do
 		skynet.send(w, "lua", "stop")
 	end
