@@ -15,7 +15,7 @@
  *
  * Network (events arrive later as PTYPE_SOCKET messages, see unpack):
  *   connect(host, port) -> id | nil, err     CONNECT (peer ip) or ERROR follows.
- *   listen(host, port[, backlog=32]) or listen("host:port", nil[, backlog]) -> id
+ *   listen(host, port[, backlog]) or listen("host:port", nil[, backlog]) -> id
  *       CONNECT (ud = port, bound ip) follows.
  *       A bind or listen failure raises "Listen error" (the reason is logged).
  *   start(id)      Start/resume reading or accepting; take ownership. CONNECT
@@ -197,7 +197,7 @@ static int
 llisten(lua_State *L) {
 	struct address a;
 	check_address(L, 1, &a);
-	int backlog = (int)luaL_optinteger(L, 3, 32);
+	int backlog = (int)luaL_optinteger(L, 3, 0); // 0: the node's socket_backlog
 	int id = skynet_socket_listen(ctx_of(L), a.host, a.port, backlog);
 	if (id < 0)
 		return luaL_error(L, "Listen error");

@@ -1,6 +1,6 @@
 -- clusteragent <clusterd> <fd> <peer>: serves one incoming cluster connection
 -- (started by clusterd on accept; it owns the socket and exits when the
--- connection closes, telling clusterd).
+-- connection closes, telling clusterd, unless it never got going).
 --
 -- A read loop takes one frame at a time (2-byte big-endian length, body)
 -- and handles it before reading the next, so requests reach their targets
@@ -395,7 +395,7 @@ skynet.start(function()
 	end)
 	opts = skynet.call(clusterd, "lua", "options")
 	if not socket.start(fd) then
-		skynet.send(clusterd, "lua", "agentexit")
+		-- no agentexit: newservice returns nil, and clusterd counts us out
 		skynet.exit()
 		return
 	end

@@ -14,6 +14,11 @@
 --   names      the cluster registry: "name" -> handle and handle -> "name".
 --   proxies    "node.address" -> clusterproxy handle (kept).
 --   listeners  listen socket id -> { count, maxclient }; agents: agent -> id.
+--   exited     agents whose agentexit came before their newservice returned
+--              (a peer that connects and leaves at once): accept settles
+--              them. An agent that fails in its start function sends no
+--              agentexit (newservice fails or returns nil, and accept
+--              counts it out), so every entry here is taken by accept.
 --
 -- Commands (lua protocol; each one answers):
 --   sender(node) -> handle | nil, reason    resolve (waiting for an absent
@@ -44,6 +49,7 @@ local proxies = {}
 local proxy_creating = {}
 local listeners = {}
 local agents = {}
+local exited = {}
 
 -- Options of the node table (`__key = value`), their defaults and checks.
 -- Times are seconds (fractions allowed), sizes bytes.
@@ -53,6 +59,7 @@ local options = {
 	connecttimeout = 5, -- seconds one connection attempt may take
 	heartbeat = 1, -- silence (s) with calls waiting before a probe; false: no probes
 	deadtime = 10, -- silence (s) with calls waiting before the connection is dropped
+	calltimeout = 10, -- seconds a call waits for its answer; false: no limit
 	maxmessage = 16 * 1024 * 1024, -- largest reassembled multi-part message (bytes)
 	maxpending = 1024, -- requests in flight per incoming connection before reading pauses
 }
@@ -73,6 +80,9 @@ local OPTION = {
 		return v == false or positive(v)
 	end,
 	deadtime = positive,
+	calltimeout = function(v)
+		return v == false or positive(v)
+	end,
 	maxmessage = function(v)
 		return math.type(v) == "integer" and v >= 0x8000
 	end,
@@ -326,6 +336,11 @@ local function accept(lid, fd, peer)
 		socket.close_fd(fd)
 		return
 	end
+	if exited[agent] then -- it served its connection and left already
+		exited[agent] = nil
+		l.count = l.count - 1
+		return
+	end
 	agents[agent] = lid
 end
 
@@ -357,12 +372,14 @@ end
 
 function CMD.agentexit(source)
 	local lid = agents[source]
-	if lid then
-		agents[source] = nil
-		local l = listeners[lid]
-		if l then
-			l.count = l.count - 1
-		end
+	if lid == nil then -- before accept knows it: accept settles the count
+		exited[source] = true
+		return
+	end
+	agents[source] = nil
+	local l = listeners[lid]
+	if l then
+		l.count = l.count - 1
 	end
 end
 

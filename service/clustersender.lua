@@ -17,8 +17,22 @@
 --   pending    session -> { resp = response closure, addr = address } for
 --              each call written and not answered; npending counts them.
 --   partial    session -> slices of a multi-part reply (only for pending
---              sessions; at most __maxmessage bytes each).
+--              sessions); partial_bytes counts the bytes of all of them,
+--              which may not pass __maxmessage: a peer that starts replies
+--              and never finishes them costs at most that much, then its
+--              connection is dropped and every waiting call fails.
 --   probe      the session of the heartbeat probe in flight, or nil.
+--   due        the waiting calls that have a deadline, as a binary min-heap
+--              on p.due (cs of skynet.now()); p.at is a call's index in it,
+--              so an answered call leaves it in O(log n). One timer is
+--              armed for the earliest deadline (timer_due).
+--
+-- Deadlines. Every call has one: the caller's own (req's ti, cs: the
+-- caller gave up by then, the entry is only freed) or __calltimeout seconds
+-- (default 10; false: none). A call past its deadline fails with a logged
+-- reason, whatever the connection does: the liveness check below only
+-- notices a peer that sends nothing, and a peer may answer every heartbeat
+-- and never the call.
 --
 -- Liveness. While calls are waiting, a timer looks at the connection every
 -- __heartbeat seconds. If nothing came in for that long, it writes a probe:
@@ -47,7 +61,10 @@ local RETRY_MAX_CS <const> = 200
 local LATE_LOG_CS <const> = 100 -- at most one "unknown session" line per second
 local PROBE <const> = {}
 
-local opts = { connecttimeout = 5, heartbeat = 1, deadtime = 10, maxmessage = 16 * 1024 * 1024 }
+local opts = {
+	connecttimeout = 5, heartbeat = 1, deadtime = 10, calltimeout = 10,
+	maxmessage = 16 * 1024 * 1024,
+}
 local host, port -- the current target; host false: the node is down
 local generation = 0 -- bumped by changenode
 local fd -- the connection, when there is one
@@ -57,7 +74,10 @@ local retry_at, retry_cs = 0, 0
 local session = 1
 local pending, npending = {}, 0
 local partial = {}
+local partial_bytes = 0
 local probe
+local due = {}
+local timer_due
 local last_rx, busy_since = 0, 0
 local ticking = false
 local late_n, late_logged = 0, -LATE_LOG_CS
@@ -90,18 +110,115 @@ local function where()
 	return sformat("cluster node [%s]", node)
 end
 
+---------------------------------------------------------------- deadlines
+
+local function swap(i, j)
+	local a, b = due[j], due[i]
+	due[i], due[j] = a, b
+	a.at, b.at = i, j
+end
+
+local function sift_up(i)
+	while i > 1 do
+		local parent = i // 2
+		if due[parent].due <= due[i].due then
+			return
+		end
+		swap(i, parent)
+		i = parent
+	end
+end
+
+local function sift_down(i)
+	local n = #due
+	while true do
+		local c = 2 * i
+		if c > n then
+			return
+		end
+		if c < n and due[c + 1].due < due[c].due then
+			c = c + 1
+		end
+		if due[i].due <= due[c].due then
+			return
+		end
+		swap(i, c)
+		i = c
+	end
+end
+
+local function unschedule(p)
+	local i = p.at
+	if i == nil then
+		return
+	end
+	p.at = nil
+	local n = #due
+	local last = due[n]
+	due[n] = nil
+	if i < n then
+		due[i] = last
+		last.at = i
+		sift_up(i)
+		sift_down(last.at)
+	end
+end
+
+local expire
+
+-- Arms the deadline timer for `at` unless one fires no later.
+local function arm(at)
+	if timer_due and timer_due <= at then
+		return
+	end
+	timer_due = at
+	skynet.timeout(math.max(0, at - skynet.now()), function()
+		expire(at)
+	end)
+end
+
+local function schedule(p, at)
+	p.due = at
+	local i = #due + 1
+	due[i] = p
+	p.at = i
+	sift_up(i)
+	arm(at)
+end
+
+-- The bytes of s's unfinished reply no longer count.
+local function forget_partial(s)
+	local pt = partial[s]
+	if pt then
+		partial[s] = nil
+		partial_bytes = partial_bytes - pt.got
+	end
+end
+
+-- Takes the waiting call s out of every table; returns its entry.
+local function settle(s)
+	local p = pending[s]
+	pending[s] = nil
+	npending = npending - 1
+	forget_partial(s)
+	unschedule(p)
+	return p
+end
+
 -- Drops connection id: every call waiting on it fails.
 local function drop(id, reason)
 	if fd ~= id or id == nil then
 		return
 	end
 	fd = nil
-	partial = {}
+	partial, partial_bytes = {}, 0
 	probe = nil
 	local p, n = pending, npending
 	pending, npending = {}, 0
+	due = {}
 	for _, v in pairs(p) do
 		if v ~= PROBE then
+			v.at = nil
 			v.resp(false)
 		end
 	end
@@ -122,14 +239,33 @@ local function late(s)
 end
 
 local function finish(s, ok, data)
-	local p = pending[s]
-	pending[s] = nil
-	npending = npending - 1
+	local p = settle(s)
 	if ok then
 		p.resp(true, data)
 	else
 		skynet.error(sformat("%s: call to %s failed: %s", where(), describe(p.addr), data))
 		p.resp(false)
+	end
+end
+
+-- The deadline timer armed for `at` fired: fails the calls past theirs.
+function expire(at)
+	if timer_due == at then
+		timer_due = nil
+	end
+	local now = skynet.now()
+	local p = due[1]
+	while p and p.due <= now do
+		settle(p.session)
+		if not p.quiet then
+			skynet.error(sformat("%s: call to %s failed: no answer in %s s (__calltimeout)",
+				where(), describe(p.addr), tostring(p.timeout)))
+		end
+		p.resp(false)
+		p = due[1]
+	end
+	if p then
+		arm(p.due)
 	end
 end
 
@@ -146,13 +282,12 @@ local function dispatch(body)
 		return late(s)
 	end
 	if padding == nil then
-		partial[s] = nil
 		return finish(s, ok, data)
 	end
 	local pt = partial[s]
 	if type(data) == "number" then -- begin: the total
+		forget_partial(s)
 		if data > opts.maxmessage then
-			partial[s] = nil
 			return finish(s, false, sformat("reply of %d bytes is over __maxmessage (%d)", data,
 				opts.maxmessage))
 		end
@@ -163,13 +298,17 @@ local function dispatch(body)
 		return late(s)
 	end
 	pt.got = pt.got + #data
+	partial_bytes = partial_bytes + #data
 	if pt.got > pt.total then
-		partial[s] = nil
 		return finish(s, false, sformat("multi-part reply longer than announced (%d)", pt.total))
+	end
+	if partial_bytes > opts.maxmessage then
+		error(sformat("more than %d bytes of unfinished replies (__maxmessage)", opts.maxmessage),
+			0)
 	end
 	pt[#pt + 1] = data
 	if not padding then
-		partial[s] = nil
+		forget_partial(s)
 		if pt.got ~= pt.total then
 			return finish(s, false, sformat("multi-part reply of %d bytes, %d announced", pt.got,
 				pt.total))
@@ -353,28 +492,26 @@ function CMD.req(addr, msg, sz, ti)
 		skynet.error(sformat("%s: call to %s failed: %s", where(), describe(addr), err))
 		return resp(false)
 	end
+	local now = skynet.now()
 	if npending == 0 then
-		busy_since = skynet.now()
+		busy_since = now
 	end
-	local p = { resp = resp, addr = addr }
+	local p = { resp = resp, addr = addr, session = s }
 	pending[s] = p
 	npending = npending + 1
+	if ti then -- the caller gives up then: the entry is only freed
+		p.quiet = true
+		schedule(p, now + ti)
+	elseif opts.calltimeout then
+		p.timeout = opts.calltimeout
+		schedule(p, now + math.ceil(opts.calltimeout * 100))
+	end
 	if parts then
 		write(frame .. tconcat(parts))
 	else
 		write(frame)
 	end
 	start_ticking()
-	if ti then
-		skynet.timeout(ti, function()
-			if pending[s] == p then
-				pending[s] = nil
-				npending = npending - 1
-				partial[s] = nil
-				p.resp(false) -- the caller gave up already: this only frees the entry
-			end
-		end)
-	end
 end
 
 function CMD.push(addr, msg, sz)

@@ -80,6 +80,7 @@ main(int argc, char *argv[]) {
 	config.flow_high_msgs = config_count("socket_flow_high_msgs", SKYNET_FLOW_HIGH_MSGS);
 	config.flow_high_bytes = (size_t)config_count("socket_flow_high_bytes", SKYNET_FLOW_HIGH_BYTES);
 	config.output_limit = (size_t)config_count("socket_output_limit", 16 << 20);
+	config.listen_backlog = config_count("socket_backlog", 511);
 
 	int status = skynet_start(&config);
 	skynet_env_exit();

@@ -138,6 +138,11 @@ skynet_socket_set_output_limit(size_t bytes) {
 }
 
 void
+skynet_socket_set_backlog(int backlog) {
+	socket_server_set_backlog(SOCKET_SERVER, backlog);
+}
+
+void
 skynet_socket_flow_resume(uint32_t handle) {
 	if (SOCKET_SERVER != NULL)
 		socket_server_flow_resume(SOCKET_SERVER, (uintptr_t)handle);

@@ -106,6 +106,12 @@ void skynet_socket_set_idle_cb(skynet_socket_idle_cb cb);
 void skynet_socket_set_output_limit(size_t bytes);
 
 /*
+ * The backlog of listening sockets opened without one (0: 511, the
+ * default; the kernel caps it at net.core.somaxconn). Any thread.
+ */
+void skynet_socket_set_backlog(int backlog);
+
+/*
  * Lift the flow pauses made because the service at handle was behind (see
  * flow control below). Called by the core when that service caught up or
  * is gone. Thread-safe; does nothing before skynet_socket_init.

@@ -454,6 +454,7 @@ skynet_start(struct skynet_config *config) {
 	skynet_socket_init();
 	skynet_flow_config(config->flow_high_msgs, config->flow_high_bytes);
 	skynet_socket_set_output_limit(config->output_limit);
+	skynet_socket_set_backlog(config->listen_backlog);
 	skynet_profile_enable(config->profile);
 
 	uint32_t logger_handle = skynet_context_new(config->logservice, config->logger);

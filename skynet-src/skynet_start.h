@@ -24,6 +24,7 @@ struct skynet_config {
 	int flow_high_msgs;      // socket flow control: mailbox messages (0: off)
 	size_t flow_high_bytes;  // socket flow control: mailbox bytes (0: off)
 	size_t output_limit;     // bytes queued on a connection before it is closed (0: none)
+	int listen_backlog;      // backlog of a listen that gives none (0: the default, 511)
 };
 
 /*

@@ -131,7 +131,7 @@
 #define WARNING_SIZE     (1024 * 1024)
 #define MAX_UDP_PACKAGE  65535
 #define ERROR_TEXT_MAX   128
-#define DEFAULT_BACKLOG  32
+#define DEFAULT_BACKLOG  511 // a listen without one, unless set (bursts of connects must not retry)
 #define THROTTLE_MS      100
 #define NOTICE_PERIOD_MS 1000
 #define ID_MASK          0x7fffffff
@@ -274,6 +274,7 @@ struct socket_server {
 	ATOM_UINT alloc_id;
 	ATOM_U64 time;
 	ATOM_SIZET output_limit; // bytes queued on a TCP socket before it is closed (0: no limit)
+	ATOM_INT listen_backlog; // backlog of a listen that gives none (0: DEFAULT_BACKLOG)
 	ATOM_U64 flow_pauses;    // flow pauses since the server started
 	struct socket_server_hooks hooks; // allocator and clock: set at create, then read-only
 	/* The request list. */
@@ -1613,6 +1614,11 @@ socket_server_set_output_limit(struct socket_server *ss, size_t bytes) {
 	ATOM_STORE(&ss->output_limit, bytes);
 }
 
+void
+socket_server_set_backlog(struct socket_server *ss, int backlog) {
+	ATOM_STORE(&ss->listen_backlog, backlog);
+}
+
 static bool
 valid_port(int port) {
 	return port >= 0 && port <= 65535;
@@ -1667,7 +1673,7 @@ open_listen(const char *host, int port, int backlog, const char **err) {
 		goto fail_close_fd;
 	if (bind(fd, list->ai_addr, list->ai_addrlen) != 0)
 		goto fail_close_fd;
-	if (listen(fd, backlog > 0 ? backlog : DEFAULT_BACKLOG) != 0)
+	if (listen(fd, backlog) != 0)
 		goto fail_close_fd;
 	freeaddrinfo(list);
 	return fd;
@@ -1686,6 +1692,11 @@ int
 socket_server_listen(struct socket_server *ss, uintptr_t opaque, const char *host, int port,
                      int backlog, const char **err) {
 	const char *why = "bad port";
+	if (backlog <= 0) {
+		backlog = ATOM_LOAD_RELAXED(&ss->listen_backlog); // a setting: no ordering needed
+		if (backlog <= 0)
+			backlog = DEFAULT_BACKLOG;
+	}
 	int fd = valid_port(port) ? open_listen(host, port, backlog, &why) : -1;
 	if (fd < 0) {
 		if (err)

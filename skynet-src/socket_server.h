@@ -176,6 +176,11 @@ uint64_t socket_server_flow_pauses(struct socket_server *ss);
  * the limit). 0 (the default) means no limit. Any thread.
  */
 void socket_server_set_output_limit(struct socket_server *ss, size_t bytes);
+/*
+ * The backlog of a listen that gives none (backlog <= 0): backlog, or 511
+ * for 0 (the default). The kernel caps it at net.core.somaxconn. Any thread.
+ */
+void socket_server_set_backlog(struct socket_server *ss, int backlog);
 
 /* How a send hands over its bytes. */
 enum socket_buffer_kind {

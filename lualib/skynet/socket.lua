@@ -60,7 +60,6 @@ local skynet_wait = skynet.wait
 
 local PAUSE_LIMIT <const> = 128 * 1024
 local MERGE_BELOW <const> = 4096
-local DEFAULT_BACKLOG <const> = 32
 local NAME_RETRY_CS <const> = 1000 -- an IPv4 lookup slower than this is not followed by IPv6
 
 local socket = {}
@@ -516,7 +515,7 @@ function socket.listen(host, port, backlog)
 	if port == nil then
 		host, port = address("listen", host)
 	end
-	local ok, id = pcall(driver.listen, host, port, backlog or DEFAULT_BACKLOG)
+	local ok, id = pcall(driver.listen, host, port, backlog)
 	if not ok or not id then
 		error("Listen error", 2)
 	end

@@ -18,7 +18,7 @@ function driver.connect(host, port) end
 ---Listens; raises "Listen error". CONNECT follows.
 ---@param host string
 ---@param port? integer
----@param backlog? integer default 32
+---@param backlog? integer default: the node's socket_backlog (511)
 ---@return integer id
 function driver.listen(host, port, backlog) end
 
