@@ -21,7 +21,11 @@
 -- over 125 bytes or fragmented), a close frame with a 1-byte payload or a
 -- strict-mode violation makes the server send a close frame (1009 too big,
 -- 1002 protocol error, 1007 bad text), close the socket, call
--- handle.error(id, text) and return false, text.
+-- handle.error(id, text) and return false, text. A request
+-- that is not a valid upgrade (including a malformed request line or a
+-- Sec-WebSocket-Key that is not base64 of 16 bytes) gets an HTTP 4xx
+-- answer, the socket is closed, handle.close(id) is called and accept
+-- returns true.
 --
 -- Client: connect(url, header, timeout, options) -> id; read, write, ping,
 -- close. Client frames are masked with a random key unless write is given
@@ -244,6 +248,15 @@ local function offered(list)
 	return r
 end
 
+-- RFC 6455 4.1: the key is the base64 of 16 random bytes, so exactly 22
+-- symbols and "==". Checked by shape: crypt.base64decode is lenient (it
+-- skips bytes outside the alphabet) and raises on some outside input.
+local KEY_PATTERN <const> = "^" .. string.rep("[A-Za-z0-9+/]", 22) .. "==$"
+
+local function is_key(key)
+	return type(key) == "string" and key:find(KEY_PATTERN) ~= nil
+end
+
 -- Validates the request; on success writes the 101 answer and returns
 -- true; otherwise writes the refusal and returns false.
 local function handshake_checks(ws, header, method, version, options)
@@ -270,12 +283,11 @@ local function handshake_checks(ws, header, method, version, options)
 		return false
 	end
 	local key = header["sec-websocket-key"]
-	if type(key) ~= "string" then
+	if key == nil then
 		write_refusal(ws, 400, "Sec-WebSocket-Key Required")
 		return false
 	end
-	local raw = crypt.base64decode(key)
-	if #raw ~= 16 then
+	if not is_key(key) then
 		write_refusal(ws, 400, "Sec-WebSocket-Key invalid")
 		return false
 	end
@@ -314,16 +326,18 @@ local function handshake_checks(ws, header, method, version, options)
 end
 
 -- Reads the upgrade request: header, url, method, version; or a status code
--- to answer with (413, 400).
+-- to answer with (413, 400: no request line, a malformed one or a bad
+-- header line).
 local function read_handshake(ws)
 	local lines = {}
 	local rest = internal.recvheader(ws.read, lines, "")
 	if not rest then
 		return 413
 	end
-	local request = assert(lines[1])
-	local method, url, version = request:match "^(%a+) (%S+) HTTP/(%d%.%d)$"
-	assert(method and url and version)
+	local method, url, version = (lines[1] or ""):match "^(%a+) (%S+) HTTP/(%d%.%d)$"
+	if not method then
+		return 400
+	end
 	local header = internal.parseheader(lines, 2, {})
 	if not header then
 		return 400
