@@ -18,10 +18,11 @@
 -- that is in the list is answered; strict (default false): also refuse
 -- unmasked client frames, frames with RSV bits and text that is not UTF-8.
 -- A frame over max_size, an unknown opcode, a bad control frame (payload
--- over 125 bytes or fragmented), a close frame with a 1-byte payload or a
--- strict-mode violation makes the server send a close frame (1009 too big,
--- 1002 protocol error, 1007 bad text), close the socket, call
--- handle.error(id, text) and return false, text. A request
+-- over 125 bytes or fragmented), a continuation frame with no message
+-- started, a new data frame inside a fragmented message, a close frame
+-- with a 1-byte payload or a strict-mode violation makes the server send a
+-- close frame (1009 too big, 1002 protocol error, 1007 bad text), close the
+-- socket, call handle.error(id, text) and return false, text. A request
 -- that is not a valid upgrade (including a malformed request line or a
 -- Sec-WebSocket-Key that is not base64 of 16 bytes) gets an HTTP 4xx
 -- answer, the socket is closed, handle.close(id) is called and accept
@@ -182,7 +183,11 @@ local function read_message(ws, on)
 				on.pong(payload)
 			end
 		else
-			if op ~= OP_CONTINUATION and parts and ws.strict then
+			-- RFC 6455 5.4: with no extension, fragments of two messages never
+			-- interleave; whatever the mode, anything else is a protocol error
+			if op == OP_CONTINUATION and parts == nil then
+				protocol_error(1002, "continuation frame without a message")
+			elseif op ~= OP_CONTINUATION and parts then
 				protocol_error(1002, "new message inside a fragmented one")
 			end
 			if parts == nil then
@@ -195,8 +200,7 @@ local function read_message(ws, on)
 			parts[#parts + 1] = payload
 			if fin then
 				local data = #parts == 1 and parts[1] or tconcat(parts)
-				local name = first_op == OP_TEXT and "text" or first_op == OP_BINARY and "binary"
-					or "frame"
+				local name = first_op == OP_TEXT and "text" or "binary"
 				if name == "text" and ws.strict and not valid_utf8(data) then
 					protocol_error(1007, "text message is not UTF-8")
 				end

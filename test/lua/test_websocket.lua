@@ -4,10 +4,11 @@
 -- messages with pings between fragments, ping/pong, close codes both ways,
 -- masking (client frames masked, strict server refuses unmasked ones),
 -- limits (oversized frames and messages get 1009), bad opcodes, bad control
--- frames, truncated close (1002), handshake refusals with their exact
--- answers (bad keys, request lines that do not parse: 400, never an error
--- without an answer), client handshake errors, upgrade of a request
--- http.server read.
+-- frames, truncated close (1002), continuation frames with no message and
+-- messages inside a fragmented one (1002 in every mode, client side too),
+-- handshake refusals with their exact answers (bad keys, request lines that
+-- do not parse: 400, never an error without an answer), client handshake
+-- errors, upgrade of a request http.server read.
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 local crypt = require "skynet.crypt"
@@ -248,6 +249,16 @@ t.case("server ends the session with 1009 / 1002 / 1007 and calls handle.error",
 		{ strict_port, "\xc1\x80\0\0\0\0", 1002, "rsv bits set" },
 		{ strict_port, "\x81\x82\0\0\0\0\xff\xfe", 1007, "text message is not UTF-8" },
 		{ port, "\x81\x7f\x80\0\0\0\0\0\0\0", 1009, "payload_len is too large" }, -- negative 64-bit
+		-- RFC 6455 5.4, in every mode: a continuation needs a started message,
+		-- and a started message takes continuations only
+		{ port, frame(0, "login alice", 3), 1002, "continuation frame without a message" },
+		{ strict_port, frame(0, "x", 3), 1002, "continuation frame without a message" },
+		{ port, fragment(0, "x") .. frame(0, "y", 3), 1002,
+			"continuation frame without a message" },
+		{ port, fragment(1, "a") .. frame(1, "b", 3), 1002, "new message inside a fragmented one" },
+		{ port, fragment(1, "a") .. fragment(2, "b"), 1002, "new message inside a fragmented one" },
+		{ strict_port, fragment(2, "a") .. frame(1, "b", 3), 1002,
+			"new message inside a fragmented one" },
 	}
 	for i, c in ipairs(cases) do
 		local nres = #results
@@ -270,6 +281,22 @@ t.case("server ends the session with 1009 / 1002 / 1007 and calls handle.error",
 	socket.write(fd, "\x81\x02hi")
 	t.eq(socket.read(fd, 4), "\x81\x02hi")
 	socket.close(fd)
+	-- a client reading the server's frames applies the same rules
+	local function client_reads(bytes)
+		local pos = 1
+		local next_message = websocket.decoder(function(n)
+			local s = bytes:sub(pos, pos + n - 1)
+			pos = pos + n
+			return s
+		end, "client")
+		local ok, err = pcall(next_message)
+		t.eq(ok, false, "client decoder")
+		return err.ws_code, err.text
+	end
+	t.eq(select(2, client_reads(frame(0, "x"))), "continuation frame without a message")
+	local code, text = client_reads(string.char(0x01, 1) .. "a" .. frame(2, "b"))
+	t.eq(code, 1002)
+	t.eq(text, "new message inside a fragmented one")
 end)
 
 t.case("handshake refusals: status and body", function()
