@@ -26,11 +26,20 @@ skynet.start(function()
 	-- The web front and the metrics are extras: a port already taken is
 	-- logged and the game runs on without them.
 	if s.web_port > 0 then
+		-- each WebSocket holds a gate connection: browsers must leave terminal
+		-- clients at least one of the gate's maxclient slots
+		local web_maxclient = s.web_maxclient
+		if web_maxclient >= s.maxclient then
+			web_maxclient = math.max(s.maxclient - 1, 0)
+			skynet.error(string.format("warn: main: web_maxclient %d is not below maxclient %d;"
+				.. " using %d", s.web_maxclient, s.maxclient, web_maxclient))
+		end
 		local ok, err = pcall(function()
 			local web = skynet.newservice("webgate")
 			local waddr, wport = skynet.call(web, "lua", "start", {
 				web_address = s.web_address, web_port = s.web_port, gate_address = s.gate_address,
 				gate_port = port, max_request = s.max_request, maxclient = s.maxclient,
+				web_maxclient = web_maxclient,
 			})
 			skynet.error(string.format("browser arena on http://%s:%d/", waddr, wport))
 		end)

@@ -14,6 +14,7 @@ M.DEFAULTS = {
 	max_request = 256, -- longest request payload in bytes
 	web_address = "127.0.0.1", -- the browser arena (examples/web) and its WebSocket
 	web_port = 8080, -- 0: no web server
+	web_maxclient = 256, -- WebSockets at most, each one holds a gate connection (below maxclient)
 	metrics_port = 9100, -- Prometheus metrics on 127.0.0.1; 0: none
 	-- the arena
 	map_width = 20,

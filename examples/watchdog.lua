@@ -5,7 +5,8 @@
 -- reply. Commands: start(settings, world) -> address, port (listens);
 -- close(fd) (an agent asks to disconnect its client); gone(fd) (an agent
 -- has ended, however: sent by its last will, see agent.lua); agents() ->
--- fd -> agent (tests).
+-- fd -> agent (tests); stats() -> { opened = connections the gate reported
+-- since start, agents = agents now }.
 --
 -- An agent that ends while its client is still attached to it (killed from
 -- the debug console, say) leaves the client talking to nobody: on its
@@ -23,6 +24,7 @@ local gate, world
 local agents = {} -- fd -> agent
 local making = {} -- fd -> true while its agent is being made
 local gone = {} -- fd -> true: closed while its agent was being made
+local opened = 0 -- connections the gate reported (its "open" notices)
 
 local SOCKET = {}
 local CMD = {}
@@ -48,6 +50,7 @@ local function drop(fd)
 end
 
 function SOCKET.open(fd)
+	opened = opened + 1
 	making[fd] = true
 	local ok, a = pcall(new_service, "agent")
 	making[fd] = nil
@@ -111,6 +114,14 @@ end
 
 function CMD.agents()
 	return agents
+end
+
+function CMD.stats()
+	local n = 0
+	for _ in pairs(agents) do
+		n = n + 1
+	end
+	return { opened = opened, agents = n }
 end
 
 skynet.start(function()

@@ -3,27 +3,37 @@
 --
 --   skynet.newservice("webgate") then
 --   skynet.call(webgate, "lua", "start", { web_address, web_port, gate_address, gate_port,
---       max_request, root }) -> address, port
+--       max_request, maxclient, web_maxclient, root }) -> address, port
 --
 -- GET / serves index.html, GET /<file> the other files of the web folder
 -- (names of letters, digits, "-", "_" and "." only; nothing else is
--- reachable). GET /ws upgrades to a WebSocket (strict RFC 6455: masked
--- frames, UTF-8 text). Each WebSocket gets its own TCP connection to the
--- game gate, so a browser player is a client like any terminal client: one
--- text message per request, one message per answer or push, the same
--- world. Messages longer than max_request + 64 bytes close the WebSocket
--- with 1009; what the gate sends is relayed as it comes. While the gate
--- connection has unsent data past the socket warning mark, the browser's
--- WebSocket is not read.
+-- reachable); at most maxclient (1024) HTTP connections. GET /ws upgrades
+-- to a WebSocket (strict RFC 6455: masked frames, UTF-8 text). Each
+-- WebSocket gets its own TCP connection to the game gate, so a browser
+-- player is a client like any terminal client: one text message per
+-- request, one message per answer or push, the same world. The gate
+-- connection is opened only once the handshake is accepted (a refused
+-- request never costs the game an agent; an unreachable gate closes the
+-- WebSocket with 1011), and at most web_maxclient (256) WebSockets are
+-- open: one more is answered 503 before touching the gate, so that the
+-- browsers cannot take every slot of the gate (keep web_maxclient below
+-- the gate's maxclient). Messages longer than max_request + 64 bytes close
+-- the WebSocket with 1009; what the gate sends is relayed as it comes.
+-- While the gate connection has unsent data past the socket warning mark,
+-- the browser's WebSocket is not read.
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 local server = require "http.server"
 local websocket = require "http.websocket"
+local httpd = require "http.httpd"
 
 local spack = string.pack
 local sunpack = string.unpack
 
+local DEFAULT_WEB_MAXCLIENT <const> = 256
+
 local conf
+local open_ws = 0 -- WebSockets open or being accepted: at most conf.web_maxclient
 local files = {} -- name -> { body, type } (read once at start)
 
 local TYPES <const> = {
@@ -79,25 +89,41 @@ local function relay_from_gate(fd, id)
 	end
 end
 
+-- Answers a /ws request the web will not take, and closes the connection.
+local function refuse(req, code, text)
+	httpd.write_response(req.write, code, text,
+		{ ["content-type"] = "text/plain", connection = "close" })
+	socket.close(req.id)
+end
+
 local function bridge(req)
-	local fd = socket.open(conf.gate_address, conf.gate_port)
-	if not fd then
-		return 502, "the game server is not reachable\n"
+	if open_ws >= conf.web_maxclient then
+		return refuse(req, 503, "too many WebSockets open, try again later\n")
 	end
+	open_ws = open_ws + 1
+	local fd -- the gate connection: opened once the handshake is accepted
 	-- Back-pressure: while the gate has not taken what was written to it
 	-- (socket.warning), the session stops reading the browser, whose bytes
 	-- then wait in its socket (paused at 128 KB) and in the kernel.
 	local held, waiting = false, nil
-	socket.warning(fd, function(_, kb)
+	local function on_warning(_, kb)
 		held = kb > 0
 		if not held and waiting then
 			local co = waiting
 			waiting = nil
 			skynet.wakeup(co)
 		end
-	end)
+	end
 	local handle = {
+		-- after the 101 and before any frame is read: what the browser sent
+		-- behind its handshake waits in the socket meanwhile
 		handshake = function(id)
+			fd = socket.open(conf.gate_address, conf.gate_port)
+			if not fd then
+				websocket.close(id, 1011, "the game server is not reachable")
+				return
+			end
+			socket.warning(fd, on_warning)
 			skynet.fork(relay_from_gate, fd, id)
 		end,
 		message = function(_, data)
@@ -111,10 +137,14 @@ local function bridge(req)
 			end
 		end,
 		close = function()
-			socket.close(fd)
+			if fd then
+				socket.close(fd)
+			end
 		end,
 		error = function()
-			socket.close(fd)
+			if fd then
+				socket.close(fd)
+			end
 		end,
 	}
 	websocket.accept(req.id, handle, "ws", req.addr, {
@@ -122,7 +152,10 @@ local function bridge(req)
 			interface = req.interface },
 		max_size = conf.max_request + 64, strict = true,
 	})
-	socket.close(fd)
+	open_ws = open_ws - 1
+	if fd then
+		socket.close(fd)
+	end
 end
 
 local function handler(req)
@@ -145,6 +178,7 @@ local CMD = {}
 
 function CMD.start(c)
 	conf = c
+	conf.web_maxclient = c.web_maxclient or DEFAULT_WEB_MAXCLIENT
 	load_files(c.root or "examples/web")
 	local _, addr, port = server.listen { address = c.web_address, port = c.web_port,
 		handler = handler, max_connections = c.maxclient or 1024, bodylimit = 0, timeout = 1000 }

@@ -18,10 +18,15 @@
 -- that is in the list is answered; strict (default false): also refuse
 -- unmasked client frames, frames with RSV bits and text that is not UTF-8.
 -- A frame over max_size, an unknown opcode, a bad control frame (payload
--- over 125 bytes or fragmented), a close frame with a 1-byte payload or a
--- strict-mode violation makes the server send a close frame (1009 too big,
--- 1002 protocol error, 1007 bad text), close the socket, call
--- handle.error(id, text) and return false, text.
+-- over 125 bytes or fragmented), a continuation frame with no message
+-- started, a new data frame inside a fragmented message, a close frame
+-- with a 1-byte payload or a strict-mode violation makes the server send a
+-- close frame (1009 too big, 1002 protocol error, 1007 bad text), close the
+-- socket, call handle.error(id, text) and return false, text. A request
+-- that is not a valid upgrade (including a malformed request line or a
+-- Sec-WebSocket-Key that is not base64 of 16 bytes) gets an HTTP 4xx
+-- answer, the socket is closed, handle.close(id) is called and accept
+-- returns true.
 --
 -- Client: connect(url, header, timeout, options) -> id; read, write, ping,
 -- close. Client frames are masked with a random key unless write is given
@@ -178,7 +183,11 @@ local function read_message(ws, on)
 				on.pong(payload)
 			end
 		else
-			if op ~= OP_CONTINUATION and parts and ws.strict then
+			-- RFC 6455 5.4: with no extension, fragments of two messages never
+			-- interleave; whatever the mode, anything else is a protocol error
+			if op == OP_CONTINUATION and parts == nil then
+				protocol_error(1002, "continuation frame without a message")
+			elseif op ~= OP_CONTINUATION and parts then
 				protocol_error(1002, "new message inside a fragmented one")
 			end
 			if parts == nil then
@@ -191,8 +200,7 @@ local function read_message(ws, on)
 			parts[#parts + 1] = payload
 			if fin then
 				local data = #parts == 1 and parts[1] or tconcat(parts)
-				local name = first_op == OP_TEXT and "text" or first_op == OP_BINARY and "binary"
-					or "frame"
+				local name = first_op == OP_TEXT and "text" or "binary"
 				if name == "text" and ws.strict and not valid_utf8(data) then
 					protocol_error(1007, "text message is not UTF-8")
 				end
@@ -244,6 +252,15 @@ local function offered(list)
 	return r
 end
 
+-- RFC 6455 4.1: the key is the base64 of 16 random bytes, so exactly 22
+-- symbols and "==". Checked by shape: crypt.base64decode is lenient (it
+-- skips bytes outside the alphabet) and raises on some outside input.
+local KEY_PATTERN <const> = "^" .. string.rep("[A-Za-z0-9+/]", 22) .. "==$"
+
+local function is_key(key)
+	return type(key) == "string" and key:find(KEY_PATTERN) ~= nil
+end
+
 -- Validates the request; on success writes the 101 answer and returns
 -- true; otherwise writes the refusal and returns false.
 local function handshake_checks(ws, header, method, version, options)
@@ -270,12 +287,11 @@ local function handshake_checks(ws, header, method, version, options)
 		return false
 	end
 	local key = header["sec-websocket-key"]
-	if type(key) ~= "string" then
+	if key == nil then
 		write_refusal(ws, 400, "Sec-WebSocket-Key Required")
 		return false
 	end
-	local raw = crypt.base64decode(key)
-	if #raw ~= 16 then
+	if not is_key(key) then
 		write_refusal(ws, 400, "Sec-WebSocket-Key invalid")
 		return false
 	end
@@ -314,16 +330,18 @@ local function handshake_checks(ws, header, method, version, options)
 end
 
 -- Reads the upgrade request: header, url, method, version; or a status code
--- to answer with (413, 400).
+-- to answer with (413, 400: no request line, a malformed one or a bad
+-- header line).
 local function read_handshake(ws)
 	local lines = {}
 	local rest = internal.recvheader(ws.read, lines, "")
 	if not rest then
 		return 413
 	end
-	local request = assert(lines[1])
-	local method, url, version = request:match "^(%a+) (%S+) HTTP/(%d%.%d)$"
-	assert(method and url and version)
+	local method, url, version = (lines[1] or ""):match "^(%a+) (%S+) HTTP/(%d%.%d)$"
+	if not method then
+		return 400
+	end
 	local header = internal.parseheader(lines, 2, {})
 	if not header then
 		return 400
