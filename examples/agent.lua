@@ -18,6 +18,7 @@ local skynet = require "skynet"
 local socket = require "skynet.socket"
 local driver = require "skynet.socketdriver"
 local proto = require "proto"
+local loglimit = require "skynet.loglimit"
 
 local sformat = string.format
 local spack = string.pack
@@ -30,6 +31,7 @@ local idle_obj -- the pending idle-kick timeout
 local reward_obj -- the pending reward timeout
 local reward_due -- skynet.now() of the next reward
 local closing = false
+local log = loglimit.new() -- failed requests (the client decides how often)
 
 local FLOOD_LIMIT <const> = 4096 -- waiting frames: kick the client
 local fifo = { h = 1, t = 0 } -- frames not handled yet: fifo[h..t]
@@ -188,7 +190,7 @@ local function on_frame(msg)
 	reset_idle()
 	local ok, reply = xpcall(handle, debug.traceback, msg)
 	if not ok then
-		skynet.error(sformat("error: agent: request failed fd=%d: %s", fd, reply))
+		log("error: agent: request failed fd=%d: %s", fd, reply)
 		local cmd = msg:match "^%s*(%a+)"
 		reply = "err " .. (cmd and cmd:lower() or "?") .. " internal error"
 	end

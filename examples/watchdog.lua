@@ -16,6 +16,7 @@
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 local settings = require "settings"
+local loglimit = require "skynet.loglimit"
 
 local sformat = string.format
 
@@ -25,6 +26,7 @@ local agents = {} -- fd -> agent
 local making = {} -- fd -> true while its agent is being made
 local gone = {} -- fd -> true: closed while its agent was being made
 local opened = 0 -- connections the gate reported (its "open" notices)
+local log = loglimit.new() -- the lines clients can cause (one per connection each)
 
 local SOCKET = {}
 local CMD = {}
@@ -55,7 +57,7 @@ function SOCKET.open(fd)
 	local ok, a = pcall(new_service, "agent")
 	making[fd] = nil
 	if not ok or a == nil then
-		skynet.error(sformat("error: watchdog: no agent for fd=%d: %s", fd, tostring(a)))
+		log("error: watchdog: no agent for fd=%d: %s", fd, tostring(a))
 		gone[fd] = nil
 		skynet.call(gate, "lua", "kick", fd)
 		return
@@ -69,7 +71,7 @@ function SOCKET.open(fd)
 	local conf = { gate = gate, client = fd, watchdog = skynet.self(), world = world, settings = S }
 	local started, err = pcall(skynet.call, a, "lua", "start", conf)
 	if not started and agents[fd] == a then
-		skynet.error(sformat("error: watchdog: agent start failed fd=%d: %s", fd, tostring(err)))
+		log("error: watchdog: agent start failed fd=%d: %s", fd, tostring(err))
 		drop(fd)
 	end
 end
@@ -83,7 +85,7 @@ function SOCKET.error(fd)
 end
 
 function SOCKET.warning(fd, kb)
-	skynet.error(sformat("warn: watchdog: %d KB unsent to fd=%d", kb, fd))
+	log("warn: watchdog: %d KB unsent to fd=%d", kb, fd)
 end
 
 function SOCKET.data()

@@ -19,6 +19,7 @@ local socket = require "skynet.socket"
 local timer = require "skynet.timer"
 local proto = require "proto"
 local settings = require "settings"
+local loglimit = require "skynet.loglimit"
 
 local sformat = string.format
 local tconcat = table.concat
@@ -33,6 +34,7 @@ local TEXT_MAX <const> = 200
 local POISON_DPS <const> = 3
 local REGEN_HPS <const> = 5
 
+local request_log = loglimit.new() -- failed requests (players decide how often)
 local S -- settings
 local per_second -- ticks per second
 local move_ticks, attack_ticks
@@ -704,7 +706,7 @@ function CMD.request(source, name, cmd, line)
 	end
 	local ok, r = xpcall(f, debug.traceback, p, line)
 	if not ok then
-		skynet.error(sformat("error: world: request failed cmd=%s: %s", cmd, r))
+		request_log("error: world: request failed cmd=%s: %s", cmd, r)
 		return err(cmd, "internal error")
 	end
 	return r

@@ -20,7 +20,14 @@
 --     unfinished messages together may not pass __maxmessage, nor their
 --     number __maxpending, or the connection is closed;
 --   * a frame the decoder rejects is logged and dropped; the connection
---     stays open (as the reference does).
+--     stays open (as the reference does);
+--   * the log lines a frame can cause (a rejected frame, a part of an
+--     unknown session, a refused message, a failed name lookup) go through
+--     one skynet.loglimit limiter per agent, i.e. per connection: at most 10
+--     a second, then one line with the count of the rest. Trace lines of
+--     traced calls are not limited: tracing is what the calling node asked
+--     for, not an error (and a peer that reaches the port can call any
+--     service anyway).
 --
 -- State:
 --   inflight   reply-handler session -> wire session of the call (for a
@@ -38,6 +45,7 @@ local socket = require "skynet.socket"
 local core = require "skynet.cluster.core"
 local S = require "skynet.private"
 local driver = require "skynet.socketdriver"
+local loglimit = require "skynet.loglimit"
 
 local sformat = string.format
 local tconcat = table.concat
@@ -68,6 +76,7 @@ local names_version = 0
 local lookups = {}
 local tag
 local closing = false
+local log = loglimit.new() -- the lines a peer can cause once per frame
 
 local function reply(session, ok, msg, sz)
 	local r = packresponse(session, ok, msg, sz)
@@ -163,8 +172,7 @@ local function lookup(name)
 		ok, h = pcall(skynet.call, clusterd, "lua", "queryname", name:sub(2))
 	end
 	if not ok then
-		skynet.error(sformat("cluster agent %s: name lookup of %s failed: %s", peer, name,
-			tostring(h)))
+		log("cluster agent %s: name lookup of %s failed: %s", peer, name, tostring(h))
 		h = nil
 	end
 	if h then
@@ -274,8 +282,8 @@ local function header(addr, session, total, is_push)
 	end
 	npartial = npartial + 1
 	if total > opts.maxmessage then
-		skynet.error(sformat("cluster agent %s: message of %d bytes refused (__maxmessage %d)",
-			peer, total, opts.maxmessage))
+		log("cluster agent %s: message of %d bytes refused (__maxmessage %d)", peer, total,
+			opts.maxmessage)
 		partial[session] = SKIP
 		if not is_push then
 			reply(session, false, "Invalid large req")
@@ -291,8 +299,7 @@ local function part(session, bytes, more)
 	local p = partial[session]
 	if p == nil then
 		if more then
-			skynet.error(sformat("cluster agent %s: part of unknown session %d dropped", peer,
-				session))
+			log("cluster agent %s: part of unknown session %d dropped", peer, session)
 			return
 		end
 		return reply(session, false, "Invalid name") -- a final part with no header
@@ -327,7 +334,7 @@ end
 local function frame(body)
 	local ok, addr, session, msg, sz, padding, is_push = pcall(unpackrequest, body)
 	if not ok then
-		skynet.error(sformat("cluster agent %s: %s", peer, tostring(addr)))
+		log("cluster agent %s: %s", peer, tostring(addr))
 		return
 	end
 	if session == nil then -- a trace frame

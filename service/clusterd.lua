@@ -14,6 +14,8 @@
 --   names      the cluster registry: "name" -> handle and handle -> "name".
 --   proxies    "node.address" -> clusterproxy handle (kept).
 --   listeners  listen socket id -> { count, maxclient }; agents: agent -> id.
+--              Accepted and refused connections are logged through one
+--              skynet.loglimit limiter (a connect loop must not flood the log).
 --   exited     agents whose agentexit came before their newservice returned
 --              (a peer that connects and leaves at once): accept settles
 --              them. An agent that fails in its start function sends no
@@ -34,6 +36,7 @@
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 local core = require "skynet.cluster.core"
+local loglimit = require "skynet.loglimit"
 
 local sformat = string.format
 
@@ -50,6 +53,7 @@ local proxy_creating = {}
 local listeners = {}
 local agents = {}
 local exited = {}
+local log = loglimit.new() -- the lines each incoming connection causes
 
 -- Options of the node table (`__key = value`), their defaults and checks.
 -- Times are seconds (fractions allowed), sizes bytes.
@@ -322,17 +326,16 @@ end
 local function accept(lid, fd, peer)
 	local l = listeners[lid]
 	if l.count >= l.maxclient then
-		skynet.error(sformat("clusterd: refuse %s: %d connections already (maxclient)", peer,
-			l.count))
+		log("clusterd: refuse %s: %d connections already (maxclient)", peer, l.count)
 		socket.close_fd(fd)
 		return
 	end
 	l.count = l.count + 1
-	skynet.error(sformat("socket accept from %s", peer))
+	log("socket accept from %s", peer)
 	local ok, agent = pcall(skynet.newservice, "clusteragent", skynet.self(), fd, peer)
 	if not ok or agent == nil then
 		l.count = l.count - 1
-		skynet.error(sformat("clusterd: can't start an agent for %s: %s", peer, tostring(agent)))
+		log("clusterd: can't start an agent for %s: %s", peer, tostring(agent))
 		socket.close_fd(fd)
 		return
 	end

@@ -44,12 +44,16 @@
 -- the timer looks every __deadtime / 4. Calls may also carry their own time
 -- limit (req's ti, in cs: the entry is dropped then).
 --
+-- Lines logged once per call or per answer (failed calls, late answers) go
+-- through one skynet.loglimit limiter; lines about the connection are rare.
+--
 -- Commands (lua protocol): req(address, msg, sz [, ti]) replies the raw
 -- reply bytes or an error; push(address, msg, sz); connect() -> ok, reason;
 -- changenode(address | false); options(tbl).
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 local core = require "skynet.cluster.core"
+local loglimit = require "skynet.loglimit"
 
 local sformat = string.format
 local tconcat = table.concat
@@ -58,7 +62,6 @@ local node, nodename, address = ...
 
 local RETRY_MIN_CS <const> = 10
 local RETRY_MAX_CS <const> = 200
-local LATE_LOG_CS <const> = 100 -- at most one "unknown session" line per second
 local PROBE <const> = {}
 
 local opts = {
@@ -80,7 +83,9 @@ local due = {}
 local timer_due
 local last_rx, busy_since = 0, 0
 local ticking = false
-local late_n, late_logged = 0, -LATE_LOG_CS
+-- The lines that come once per call or per answer (failed calls, late
+-- answers): what the peer or its absence causes, at a bounded rate.
+local log = loglimit.new()
 
 local function target(addr)
 	if addr == false or addr == "false" then
@@ -228,14 +233,7 @@ local function drop(id, reason)
 end
 
 local function late(s)
-	late_n = late_n + 1
-	local now = skynet.now()
-	if now - late_logged >= LATE_LOG_CS then
-		skynet.error(sformat("%s: unknown session : %d%s", where(), s,
-			late_n > 1 and sformat(" (%d unknown since the last report)", late_n) or ""))
-		late_logged = now
-		late_n = 0
-	end
+	log("%s: unknown session : %d", where(), s)
 end
 
 local function finish(s, ok, data)
@@ -243,7 +241,7 @@ local function finish(s, ok, data)
 	if ok then
 		p.resp(true, data)
 	else
-		skynet.error(sformat("%s: call to %s failed: %s", where(), describe(p.addr), data))
+		log("%s: call to %s failed: %s", where(), describe(p.addr), data)
 		p.resp(false)
 	end
 end
@@ -258,8 +256,8 @@ function expire(at)
 	while p and p.due <= now do
 		settle(p.session)
 		if not p.quiet then
-			skynet.error(sformat("%s: call to %s failed: no answer in %s s (__calltimeout)",
-				where(), describe(p.addr), tostring(p.timeout)))
+			log("%s: call to %s failed: no answer in %s s (__calltimeout)", where(),
+				describe(p.addr), tostring(p.timeout))
 		end
 		p.resp(false)
 		p = due[1]
@@ -489,7 +487,7 @@ function CMD.req(addr, msg, sz, ti)
 	end
 	local connected, err = connect()
 	if not connected then
-		skynet.error(sformat("%s: call to %s failed: %s", where(), describe(addr), err))
+		log("%s: call to %s failed: %s", where(), describe(addr), err)
 		return resp(false)
 	end
 	local now = skynet.now()
@@ -523,7 +521,7 @@ function CMD.push(addr, msg, sz)
 	session = nexts
 	local connected, err = connect()
 	if not connected then
-		skynet.error(sformat("%s: push to %s dropped: %s", where(), describe(addr), err))
+		log("%s: push to %s dropped: %s", where(), describe(addr), err)
 		return
 	end
 	if parts then

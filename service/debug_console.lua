@@ -32,10 +32,13 @@
 -- most. A connection sending more than RATE_LINES lines within one second
 -- (of the node's clock) is closed with a log line, as is one with more than
 -- LINE_LIMIT bytes of unread input. A command's output leaves in one write.
+-- The lines a connection can cause (closed at the limit, failed) go through
+-- one skynet.loglimit limiter: at most 10 a second, then a count.
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 local core = require "skynet.core"
 local driver = require "skynet.socketdriver"
+local loglimit = require "skynet.loglimit"
 require "skynet.manager"
 
 local DEFAULT_IP <const> = "127.0.0.1"
@@ -595,6 +598,7 @@ end
 -- line) once the connection sent more than RATE_LINES lines within one
 -- second: such a connection is closed.
 local stats = { yields = 0, closed = 0 } -- batches ended by a yield, connections closed at the limit
+local log = loglimit.new() -- the lines connections can cause
 
 local function input_limit(fd, addr)
 	local lines, batch, second = 0, 0, skynet.now() // 100
@@ -606,9 +610,8 @@ local function input_limit(fd, addr)
 		lines = lines + 1
 		if lines > RATE_LINES then
 			stats.closed = stats.closed + 1
-			skynet.error(string.format(
-				"debug_console: %s sent more than %d lines within one second; closing it",
-				addr or ("fd " .. fd), RATE_LINES))
+			log("debug_console: %s sent more than %d lines within one second; closing it",
+				addr or ("fd " .. fd), RATE_LINES)
 			return false
 		end
 		batch = batch + 1
@@ -693,7 +696,7 @@ end
 local function connection(fd, addr)
 	local ok, err = pcall(serve, fd, addr)
 	if not ok then
-		skynet.error(string.format("debug_console: connection %s failed: %s", addr, tostring(err)))
+		log("debug_console: connection %s failed: %s", addr, tostring(err))
 	end
 	socket.close(fd)
 end

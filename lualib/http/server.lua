@@ -21,13 +21,16 @@
 -- (a slow or silent client is disconnected: slowloris), max_connections
 -- (1024; more are closed at once), keepalive (true). A malformed request
 -- line gets 400 and a close; an error raised by the handler a 500.
-local skynet = require "skynet"
+--
+-- Log: the lines clients can cause once per connection or request (a failed
+-- TLS handshake, a handler error, a refused connection, a failed
+-- connection) go through one skynet.loglimit limiter per listener: at most
+-- 10 a second, then one line with the count.
 local socket = require "skynet.socket"
 local httpd = require "http.httpd"
 local url = require "http.url"
 local sockethelper = require "http.sockethelper"
-
-local sformat = string.format
+local loglimit = require "skynet.loglimit"
 
 local server = {}
 
@@ -69,13 +72,13 @@ local function interface(fd, opt)
 end
 
 -- Serves fd until it closes; returns true when the handler took it over.
-local function serve(fd, addr, opt, ifc)
+local function serve(fd, addr, opt, ifc, log)
 	if ifc.init then
 		local cancel = sockethelper.deadline(fd, opt.timeout, "tls handshake with " .. addr)
 		local ok, err = pcall(ifc.init)
 		cancel()
 		if not ok then
-			skynet.error(sformat("http.server: tls handshake with %s failed: %s", addr, tostring(err)))
+			log("http.server: tls handshake with %s failed: %s", addr, tostring(err))
 			return false
 		end
 	end
@@ -110,7 +113,7 @@ local function serve(fd, addr, opt, ifc)
 		}
 		local ok, rcode, rbody, rheader = xpcall(opt.handler, debug.traceback, req)
 		if not ok then
-			skynet.error(sformat("http.server: handler failed for %s %s: %s", method, target, rcode))
+			log("http.server: handler failed for %s %s: %s", method, target, rcode)
 			httpd.write_response(write, 500, "internal error\n", { connection = "close" })
 			return false
 		end
@@ -150,9 +153,10 @@ function server.listen(options)
 	local id, addr, port = socket.listen(opt.address, opt.port or 0)
 	local state = { count = 0 }
 	listeners[id] = state
+	local log = loglimit.new()
 	socket.start(id, function(fd, peer)
 		if state.count >= opt.max_connections then
-			skynet.error(sformat("http.server: %d connections open, refusing %s", state.count, peer))
+			log("http.server: %d connections open, refusing %s", state.count, peer)
 			socket.close_fd(fd)
 			return
 		end
@@ -161,12 +165,12 @@ function server.listen(options)
 		local taken = false
 		if started then
 			local ifc = interface(fd, opt)
-			local ok, r = pcall(serve, fd, peer, opt, ifc)
+			local ok, r = pcall(serve, fd, peer, opt, ifc, log)
 			if not (ok and r) and ifc.close then
 				ifc.close()
 			end
 			if not ok then
-				skynet.error(sformat("http.server: connection %s failed: %s", peer, tostring(r)))
+				log("http.server: connection %s failed: %s", peer, tostring(r))
 			end
 			taken = ok and r
 		end

@@ -4,7 +4,9 @@
 -- Every failure raises the module's one shared error object `socket_error`
 -- (compare with ==). Calling it stores a text that the next tostring
 -- returns once; the text of connect failures and timeouts is also logged
--- where it happens, since a concurrent failure may overwrite it.
+-- where it happens, since a concurrent failure may overwrite it. The close
+-- a deadline logs (a client that stalls, e.g. in a TLS handshake: outsiders
+-- decide how often) goes through one skynet.loglimit limiter per service.
 --
 -- A read closure made by readfunc keeps a pushback buffer: unread(read, s)
 -- puts bytes read too far back in front of the stream, so a parser that
@@ -12,11 +14,14 @@
 -- (keep-alive and pipelining in http.httpd).
 local skynet = require "skynet"
 local socket = require "skynet.socket"
+local loglimit = require "skynet.loglimit"
 
 local sformat = string.format
 local ssub = string.sub
 
 local M = {}
+
+local deadline_log = loglimit.new()
 
 local socket_error = setmetatable({}, {
 	__call = function(self, info)
@@ -161,8 +166,7 @@ function M.deadline(fd, cs, what)
 	local obj = skynet.timeout(cs, function()
 		fired = true
 		if what then
-			skynet.error(sformat("http.sockethelper: %s: no progress in %d cs, closing fd = %d", what,
-				cs, fd))
+			deadline_log("http.sockethelper: %s: no progress in %d cs, closing fd = %d", what, cs, fd)
 		end
 		socket.close(fd)
 	end)

@@ -38,6 +38,7 @@ local crypt = require "skynet.crypt"
 local internal = require "http.internal"
 local httpd = require "http.httpd"
 local sockethelper = require "http.sockethelper"
+local loglimit = require "skynet.loglimit"
 
 local sformat = string.format
 local spack = string.pack
@@ -59,6 +60,7 @@ local OP_PING <const> = 9
 local OP_PONG <const> = 10
 
 local pool = {} -- id -> websocket object
+local log = loglimit.new() -- a peer that resets its connection causes a line
 
 local SSLCTX_SERVER, SSLCTX_CLIENT
 local tlshelper
@@ -673,7 +675,7 @@ function M.close(id, code, reason)
 	end
 	local ok, err = pcall(send_frame, ws, OP_CLOSE, payload)
 	if not ok then
-		skynet.error(sformat("websocket.close: write failed for %d: %s", id, tostring(err)))
+		log("websocket.close: write failed for %d: %s", id, tostring(err))
 	end
 	ws.is_close = true
 	pool[id] = nil

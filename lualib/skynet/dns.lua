@@ -18,9 +18,13 @@
 -- match; any well-formed answer updates the cache. A failure returns an
 -- expired cached entry if there is one, else raises "timeout or no answer".
 --
+-- A bad datagram is logged through one skynet.loglimit limiter per service
+-- (datagrams with a forged source can come at any rate).
+--
 -- Units: centiseconds (skynet.now), TTLs in seconds from the wire.
 local skynet = require "skynet"
 local socket = require "skynet.socket"
+local loglimit = require "skynet.loglimit"
 
 local sbyte = string.byte
 local schar = string.char
@@ -51,6 +55,7 @@ local next_id = 1
 local hosts -- name -> {[QTYPE_A] = {ip...}, [QTYPE_AAAA] = {ip...}}
 local cache = { [QTYPE_A] = {}, [QTYPE_AAAA] = {} }
 local cache_size = { [QTYPE_A] = 0, [QTYPE_AAAA] = 0 }
+local log = loglimit.new() -- bad datagrams
 
 ---------------------------------------------------------------- files
 
@@ -236,12 +241,12 @@ dns.wire = { encode_query = encode_query, decode_answer = decode_answer }
 
 local function on_datagram(msg)
 	if #msg < 12 then
-		skynet.error "Recv an invalid package when dns query"
+		log "Recv an invalid package when dns query"
 		return
 	end
 	local ok, r, ttl = pcall(decode_answer, msg)
 	if not ok then
-		skynet.error("Recv an invalid package when dns query: " .. tostring(r))
+		log("Recv an invalid package when dns query: %s", tostring(r))
 		return
 	end
 	for _, family in ipairs { QTYPE_A, QTYPE_AAAA } do
@@ -254,7 +259,7 @@ local function on_datagram(msg)
 		return
 	end
 	if q.name ~= r.qname or q.qtype ~= r.qtype then
-		skynet.error("Recv an invalid name when dns query")
+		log "Recv an invalid name when dns query"
 		return
 	end
 	pending[r.id] = nil

@@ -45,8 +45,14 @@
 -- than PAUSE_LIMIT unread bytes is paused; reading resumes as soon as a
 -- coroutine blocks on it again. Sends never block: the socket thread
 -- queues them and warns through socket.warning.
+--
+-- Log: the lines socket events cause (peers decide how often: data after a
+-- close, overflows, pauses, errors, send warnings, refused accepts) go
+-- through one skynet.loglimit limiter per service: at most 10 a second,
+-- then one line with the count.
 local skynet = require "skynet"
 local driver = require "skynet.socketdriver"
+local loglimit = require "skynet.loglimit"
 
 local type = type
 local sformat = string.format
@@ -255,13 +261,14 @@ end
 ---------------------------------------------------------------- events
 
 local EVENT = {}
+local log = loglimit.new() -- the lines peers can cause once per event
 
 local function default_warning(id, kb)
-	skynet.error(sformat("WARNING: %d K bytes need to send out (fd = %d)", kb, id))
+	log("WARNING: %d K bytes need to send out (fd = %d)", kb, id)
 end
 
 local function overflow(s, size)
-	skynet.error(sformat("socket buffer overflow: fd=%d size=%d", s.id, size))
+	log("socket buffer overflow: fd=%d size=%d", s.id, size)
 	s.overflow = true -- what still arrives is dropped
 	buf_reset(s)
 	driver.close(s.id)
@@ -289,7 +296,7 @@ local function data_arrived(s, size)
 		-- nobody reads: stop until someone blocks on it again
 		s.paused = true
 		driver.pause(s.id)
-		skynet.error(sformat("Pause socket (%d) size : %d", s.id, size))
+		log("Pause socket (%d) size : %d", s.id, size)
 	end
 end
 
@@ -297,7 +304,7 @@ EVENT[1] = function(id, size, data) -- DATA
 	local s = sockets[id]
 	if s == nil then
 		skynet_trash(data, size)
-		skynet.error(sformat("socket: drop package from %d", id))
+		log("socket: drop package from %d", id)
 		return
 	end
 	if s.overflow then
@@ -354,7 +361,7 @@ EVENT[4] = function(id, newid, addr) -- ACCEPT
 	local s = sockets[id]
 	local cb = s and s.callback
 	if cb == nil then
-		skynet.error(sformat("socket: no accept callback on %d, close %d (%s)", id, newid, addr))
+		log("socket: no accept callback on %d, close %d (%s)", id, newid, addr)
 		driver.close(newid)
 		return
 	end
@@ -364,17 +371,17 @@ end
 EVENT[5] = function(id, _, err) -- ERROR
 	local s = sockets[id]
 	if s == nil then
-		skynet.error(sformat("socket: error on unknown %d %s", id, tostring(err)))
+		log("socket: error on unknown %d %s", id, tostring(err))
 		return
 	end
 	if s.listening and s.connected and not s.connecting then
-		skynet.error(sformat("socket: accept error on %d %s", id, tostring(err)))
+		log("socket: accept error on %d %s", id, tostring(err))
 		return -- the listener itself stays open
 	end
 	if s.connecting then
 		s.err = err
 	elseif s.connected then
-		skynet.error(sformat("socket: error on %d %s", id, tostring(err)))
+		log("socket: error on %d %s", id, tostring(err))
 	end
 	return gone(s)
 end
@@ -384,7 +391,7 @@ EVENT[6] = function(id, size, data, from) -- UDP
 	local cb = s and s.callback
 	if cb == nil then
 		skynet_trash(data, size)
-		skynet.error(sformat("socket: drop udp package from %d", id))
+		log("socket: drop udp package from %d", id)
 		return
 	end
 	local str = skynet_tostring(data, size)

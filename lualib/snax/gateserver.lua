@@ -26,6 +26,10 @@
 -- gateserver.consumer(fd, agent) (and gateserver.consumer(fd) to take them
 -- back), so the agent's backlog, not only the gate's, holds the client back.
 --
+-- Log: the lines clients can cause once per event (a frame dropped after
+-- its client was kicked, an accept error) go through one skynet.loglimit
+-- limiter per gate: at most 10 a second, then one line with the count.
+--
 -- Frames: when netpack.filter queues several frames ("more"), they are
 -- popped in one coroutine; a fork is scheduled first so that, if
 -- handler.message blocks, the fork takes over the rest of the queue and
@@ -33,6 +37,7 @@
 local skynet = require "skynet"
 local netpack = require "skynet.netpack"
 local driver = require "skynet.socketdriver"
+local loglimit = require "skynet.loglimit"
 
 local sformat = string.format
 
@@ -48,6 +53,7 @@ local maxclient = DEFAULT_MAXCLIENT
 local client_number = 0
 local nodelay = false
 local connection = {} -- fd -> true | "kicked"
+local log = loglimit.new() -- lines that clients can cause once per event
 
 function gateserver.openclient(fd)
 	if connection[fd] == true then
@@ -127,7 +133,7 @@ function gateserver.start(handler)
 		if connection[fd] == true then
 			handler.message(fd, msg, sz)
 		else
-			skynet.error(sformat("Drop message from fd (%d) : %d bytes", fd, sz))
+			log("Drop message from fd (%d) : %d bytes", fd, sz)
 			skynet.trash(msg, sz)
 		end
 	end
@@ -189,7 +195,7 @@ function gateserver.start(handler)
 			if listen_token and not listen_ok then
 				skynet.wakeup(listen_token)
 			else
-				skynet.error(sformat("gateserver: accept error (%s)", tostring(text)))
+				log("gateserver: accept error (%s)", tostring(text))
 			end
 			return
 		end
