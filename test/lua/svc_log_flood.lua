@@ -5,10 +5,9 @@
 --
 --   cluster  a raw client sends FRAMES malformed 3-byte frames (1 MiB; less
 --            under TSan) to the cluster port (cluster.open on 127.0.0.1);
---            then a name query
---            on the same connection must be answered (the agent got through
---            them all) and a cluster.call through the node's own sender
---            must work.
+--            then a name query on the same connection must be answered
+--            (the agent got through them all) and a cluster.call through
+--            the node's own sender must work.
 --   gate     CLIENTS clients of a snax.gateserver gate that kicks a client
 --            on its first frame (test/lua/svc_kick_gate.lua) each send
 --            256 KiB of 3-byte frames, so the gate drops the frames it had
