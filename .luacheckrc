@@ -39,7 +39,7 @@ files["test/lua/sharedata_conf.lua"] = data
 -- Editor annotations (LuaLS ---@meta files): declarations with empty bodies,
 -- whose parameters only name the arguments, and class tables that only carry
 -- method declarations.
-files["lualib/types"] = { ignore = { "212", "241" } }
+files["docs/types"] = { ignore = { "212", "241" } }
 
 exclude_files = {
 	-- Does not compile on purpose: test_launch checks newservice fails on it.

@@ -229,7 +229,7 @@ format-check:
 # Lua lint: luacheck (Debian lua-check; 3rd/deps-test.sh installs it or prints
 # the command) with .luacheckrc, then test/lint/refs.sh: no file points at a
 # path or document outside the repository.
-LINT_LUA := lualib service examples test
+LINT_LUA := lualib service examples test docs/types
 lint:
 	@command -v luacheck >/dev/null 2>&1 || sh 3rd/deps-test.sh
 	luacheck -q $(LINT_LUA)

@@ -18,8 +18,8 @@
 --
 -- How names are found. Nothing is executed: the sources are read as text.
 --
--- * Lua modules: every lualib/**/*.lua (lualib/compat10 holds only aliases, lualib/types only
---   editor annotations, and lualib/loader.lua is the service loader, not a module). The module name is the path below lualib/ with dots
+-- * Lua modules: every lualib/**/*.lua (lualib/compat10 holds only aliases, and
+--   lualib/loader.lua is the service loader, not a module). The module name is the path below lualib/ with dots
 --   (a trailing /init is dropped). A small tokenizer skips comments and strings and tracks block
 --   depth; at the top level of a file it records
 --     - `local t = { f = ... }` constructor fields (values that are literals are constants, left
@@ -502,8 +502,7 @@ function M.functions(root, opts)
 	local cmods = c_modules(root)
 	local lua = {}
 	for _, file in ipairs(find(root, "lualib", ".lua")) do
-		if not file:match "^lualib/compat10/" and not file:match "^lualib/types/"
-			and file ~= "lualib/loader.lua" then
+		if not file:match "^lualib/compat10/" and file ~= "lualib/loader.lua" then
 			local src = read(root .. "/" .. file)
 			lua[#lua + 1] = { file = file, module = lua_module_name(file), rec = scan_lua(src) }
 		end

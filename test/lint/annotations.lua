@@ -1,4 +1,4 @@
--- Every public Lua function has an editor annotation in lualib/types/.
+-- Every public Lua function has an editor annotation in docs/types/.
 --
 -- Usage (repository root, plain lua5.4): lua5.4 test/lint/annotations.lua [--root DIR]
 -- Prints one line per problem, then "N passed, N failed": N passed counts the
@@ -6,7 +6,7 @@
 -- exit status 1 on any problem.
 --
 -- The public functions come from docs/tools/api.lua (read from the code, so
--- the list cannot go stale). The annotation files are lualib/types/<module>.lua,
+-- the list cannot go stale). The annotation files are docs/types/<module>.lua,
 -- each starting with "---@meta <module>" and returning one local: a table
 -- whose functions (`function t.f(...) end`, `function t:f(...) end`) and
 -- fields (`t.f = ...`) are the module's, or a function (`local function f(...)
@@ -53,7 +53,7 @@ end
 
 local function type_files()
 	local out = {}
-	local cmd = string.format("cd '%s' && ls lualib/types/*.lua 2>/dev/null | sort", root)
+	local cmd = string.format("cd '%s' && ls docs/types/*.lua 2>/dev/null | sort", root)
 	local p = assert(io.popen(cmd))
 	for line in p:lines() do
 		out[#out + 1] = line
@@ -189,7 +189,7 @@ end
 local annotated, declared = {}, {}
 local files = type_files()
 if #files == 0 then
-	problem("lualib/types: no annotation file")
+	problem("docs/types: no annotation file")
 end
 for _, file in ipairs(files) do
 	read_types(file, annotated, declared)
@@ -205,7 +205,7 @@ for _, f in ipairs(api.functions(root)) do
 	else
 		incomplete[f.module] = true
 		if not declared[f.name] then
-			problem("%s (%s:%d): no annotation in lualib/types/%s.lua", f.name, f.file, f.line,
+			problem("%s (%s:%d): no annotation in docs/types/%s.lua", f.name, f.file, f.line,
 				f.module)
 		end
 	end
