@@ -267,8 +267,11 @@ thread_monitor(void *p) {
 		skynet_cond_unlock(&m->idle);
 		if (ATOM_LOAD(&m->quit) || skynet_context_total() == 0)
 			break;
-		for (int i = 0; i < m->count; i++)
-			skynet_monitor_check(m->m[i]);
+		for (int i = 0; i < m->count; i++) {
+			uint32_t stuck = skynet_monitor_check(m->m[i]);
+			if (stuck != 0)
+				skynet_context_endless(stuck);
+		}
 		trim_heap(m);
 	}
 	return NULL;
