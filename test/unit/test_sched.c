@@ -300,7 +300,7 @@ monitor_flags_endless_once(int *failed) {
 	skynet_monitor_trigger(sm, 5, 0x77);     // a message starts and never ends
 	TT_CHECK(skynet_monitor_check(sm) == 0);
 	TT_CHECK(skynet_monitor_check(sm) == 0x77); // stuck for a whole period: reported
-	TT_CHECK(skynet_monitor_check(sm) == 0); // once
+	TT_CHECK(skynet_monitor_check(sm) == 0);    // once
 	skynet_monitor_trigger(sm, 0, 0);
 	TT_CHECK(skynet_monitor_check(sm) == 0);
 	TT_CHECK(skynet_monitor_check(sm) == 0); // idle worker: nothing running
