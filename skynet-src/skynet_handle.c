@@ -203,6 +203,11 @@ skynet_handle_grab(uint32_t handle) {
 	return result;
 }
 
+void
+skynet_handle_drop(struct skynet_context *ctx) {
+	H->release(ctx);
+}
+
 uint32_t
 skynet_handle_findname(const char *name) {
 	struct handle_storage *s = H;

@@ -17,7 +17,7 @@
 #include "skynet.h"
 #include "skynet_cond.h"
 #include "skynet_handle.h"
-#include "skynet_server.h"
+#include "skynet_post.h"
 
 #include <string.h>
 
@@ -77,7 +77,7 @@ bounce(struct skynet_message *msg, uint32_t from) {
 		    .data = NULL,
 		    .sz = skynet_message_sz(PTYPE_ERROR, 0),
 		};
-		skynet_context_push(msg->source, &err);
+		skynet_post(msg->source, &err);
 	}
 }
 
@@ -101,7 +101,7 @@ skynet_harbor_send(const char *name, struct skynet_message *msg) {
 	skynet_cond_unlock(&H.lock);
 	if (handle == 0)
 		return 0;
-	return skynet_context_push(handle, msg);
+	return skynet_post(handle, msg);
 }
 
 int
@@ -116,7 +116,7 @@ skynet_harbor_register(const char *name, uint32_t handle) {
 	skynet_cond_unlock(&H.lock);
 	while (p) {
 		struct pending_msg *next = p->next;
-		if (skynet_context_push(handle, &p->msg) != 0)
+		if (skynet_post(handle, &p->msg) != 0)
 			bounce(&p->msg, handle);
 		skynet_free(p);
 		p = next;

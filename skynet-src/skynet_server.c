@@ -55,6 +55,7 @@
 #include "skynet_module.h"
 #include "skynet_monitor.h"
 #include "skynet_mq.h"
+#include "skynet_post.h"
 #include "skynet_socket.h"
 #include "skynet_timer.h"
 #include "atomic.h"
@@ -70,26 +71,22 @@
 #define RESULT_SIZE 32
 
 struct skynet_context {
+	struct skynet_mailbox box; // first: handle, queue, sessions, flow state (skynet_post.h)
 	void *instance;            // owned by the module
 	struct skynet_module *mod; // borrowed: modules live for the process
 	void *cb_ud;
 	skynet_cb cb;
-	struct message_queue *queue; // owned until release, then drained by a worker
-	ATOM_POINTER logfile;        // FILE *, owned
-	ATOM_U64 cpu_cost;           // us spent in the callback
-	ATOM_U64 cpu_start;          // us when the running message started, 0 if none
+	ATOM_POINTER logfile; // FILE *, owned
+	ATOM_U64 cpu_cost;    // us spent in the callback
+	ATOM_U64 cpu_start;   // us when the running message started, 0 if none
 	char result[RESULT_SIZE];
-	uint32_t handle;
-	int session_id;
 	ATOM_INT ref;
 	ATOM_INT message_count;
 	bool init;
 	ATOM_INT endless;
 	bool profile;
-	bool reserved;      // does not count as live (the logger)
-	ATOM_INT calling;   // debug: non-zero while a worker runs the callback
-	ATOM_INT flow_mark; // 1: sockets are flow-paused for this service
-	ATOM_INT flow_held; // requests the service took out of its mailbox but still holds
+	bool reserved;    // does not count as live (the logger)
+	ATOM_INT calling; // debug: non-zero while a worker runs the callback
 };
 
 /* Socket flow control limits of a mailbox (0: that limit is off). */
@@ -226,9 +223,9 @@ skynet_context_new(const char *name, const char *param) {
 	ATOM_INIT(&ctx->ref, 2); // the handle table's, and ours until we are done with ctx
 	ctx->profile = G_NODE.profile;
 	uint32_t handle = skynet_handle_reserve();
-	ctx->handle = handle;
+	ctx->box.handle = handle;
 	// Starts marked as scheduled: no worker runs the service before init succeeded.
-	struct message_queue *queue = ctx->queue = skynet_mq_create(handle);
+	struct message_queue *queue = ctx->box.queue = skynet_mq_create(handle);
 	context_inc(); // before anyone can retire it: the count never dips to 0 meanwhile
 	// Complete now: from here on other threads can grab it, send to it, retire it.
 	skynet_handle_publish(handle, ctx);
@@ -253,17 +250,6 @@ skynet_context_new(const char *name, const char *param) {
 	struct drop_t d = {handle};
 	skynet_mq_release(queue, drop_message, &d);
 	return 0;
-}
-
-int
-skynet_context_newsession(struct skynet_context *ctx) {
-	// Session always positive: 1..0x7fffffff, wrapping to 1.
-	int session = ++ctx->session_id;
-	if (session <= 0) {
-		ctx->session_id = 1;
-		return 1;
-	}
-	return session;
 }
 
 void
@@ -293,9 +279,9 @@ skynet_flow_enabled(void) {
 
 int
 skynet_context_flow_hold(struct skynet_context *ctx, int delta) {
-	int held = ATOM_FADD(&ctx->flow_held, delta) + delta;
+	int held = ATOM_FADD(&ctx->box.flow_held, delta) + delta;
 	if (held < 0) { // more released than held: a caller's bug, never a negative backlog
-		ATOM_FSUB(&ctx->flow_held, held);
+		ATOM_FSUB(&ctx->box.flow_held, held);
 		held = 0;
 	}
 	return held;
@@ -304,8 +290,8 @@ skynet_context_flow_hold(struct skynet_context *ctx, int delta) {
 /* Mailbox length plus held requests, and payload bytes. */
 static void
 flow_backlog(struct skynet_context *ctx, int *length, size_t *bytes) {
-	skynet_mq_backlog(ctx->queue, length, bytes);
-	*length += ATOM_LOAD(&ctx->flow_held);
+	skynet_mq_backlog(ctx->box.queue, length, bytes);
+	*length += ATOM_LOAD(&ctx->box.flow_held);
 }
 
 bool
@@ -329,9 +315,9 @@ flow_low(struct skynet_context *ctx) {
 
 bool
 skynet_context_flow_mark(struct skynet_context *ctx) {
-	ATOM_STORE(&ctx->flow_mark, 1);
+	ATOM_STORE(&ctx->box.flow_mark, 1);
 	// Read again after the mark (see skynet_socket.c): a worker may have drained it meanwhile.
-	if (flow_low(ctx) && ATOM_CAS(&ctx->flow_mark, 1, 0))
+	if (flow_low(ctx) && ATOM_CAS(&ctx->box.flow_mark, 1, 0))
 		return false;
 	return true;
 }
@@ -339,8 +325,8 @@ skynet_context_flow_mark(struct skynet_context *ctx) {
 /* End of a dispatch batch of a marked service: resume its sockets once it caught up. */
 static void
 flow_relieve(struct skynet_context *ctx) {
-	if (flow_low(ctx) && ATOM_CAS(&ctx->flow_mark, 1, 0))
-		skynet_socket_flow_resume(ctx->handle);
+	if (flow_low(ctx) && ATOM_CAS(&ctx->box.flow_mark, 1, 0))
+		skynet_socket_flow_resume(ctx->box.handle);
 }
 
 /*
@@ -351,19 +337,19 @@ flow_relieve(struct skynet_context *ctx) {
  */
 static inline void
 flow_check_mark(struct skynet_context *ctx) {
-	if (ATOM_LOAD(&ctx->flow_mark))
+	if (ATOM_LOAD(&ctx->box.flow_mark))
 		flow_relieve(ctx);
 }
 
 static void
 delete_context(struct skynet_context *ctx) {
-	if (ATOM_LOAD(&ctx->flow_mark))
-		skynet_socket_flow_resume(ctx->handle); // nobody will relieve them any more
+	if (ATOM_LOAD(&ctx->box.flow_mark))
+		skynet_socket_flow_resume(ctx->box.handle); // nobody will relieve them any more
 	FILE *f = (FILE *)ATOM_LOAD(&ctx->logfile);
 	if (f)
 		fclose(f);
 	skynet_module_instance_release(ctx->mod, ctx->instance);
-	skynet_mq_mark_release(ctx->queue);
+	skynet_mq_mark_release(ctx->box.queue);
 	bool reserved = ctx->reserved;
 	skynet_free(ctx);
 	ATOM_FINC(&G_NODE.released);
@@ -402,21 +388,6 @@ skynet_context_retireall(void) {
 	} while (n > 0);
 }
 
-uint32_t
-skynet_context_handle(struct skynet_context *ctx) {
-	return ctx->handle;
-}
-
-int
-skynet_context_push(uint32_t handle, struct skynet_message *message) {
-	struct skynet_context *ctx = skynet_handle_grab(handle);
-	if (ctx == NULL)
-		return SKYNET_EDEAD;
-	skynet_mq_push(ctx->queue, message);
-	skynet_context_release(ctx);
-	return 0;
-}
-
 void
 skynet_context_endless(uint32_t handle) {
 	struct skynet_context *ctx = skynet_handle_grab(handle);
@@ -449,7 +420,7 @@ dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
 	int calling = ATOM_XCHG(&ctx->calling, 1);
 	assert(calling == 0); // no service is ever entered by two threads
 	(void)calling;
-	pthread_setspecific(G_NODE.handle_key, (void *)(uintptr_t)(ctx->handle));
+	pthread_setspecific(G_NODE.handle_key, (void *)(uintptr_t)(ctx->box.handle));
 	int type = skynet_message_type(msg->sz);
 	size_t sz = msg->sz & MESSAGE_TYPE_MASK;
 	FILE *f = (FILE *)ATOM_LOAD(&ctx->logfile);
@@ -508,7 +479,7 @@ skynet_context_message_dispatch(struct skynet_monitor *sm, struct message_queue 
 			dispatch_message(ctx, &msg);
 		skynet_monitor_trigger(sm, 0, 0);
 	}
-	assert(q == ctx->queue);
+	assert(q == ctx->box.queue);
 	flow_check_mark(ctx);
 	struct message_queue *nq = skynet_globalmq_pop();
 	if (nq) {
@@ -523,7 +494,7 @@ skynet_context_message_dispatch(struct skynet_monitor *sm, struct message_queue 
 void
 skynet_context_dispatchall(struct skynet_context *ctx) {
 	struct skynet_message msg;
-	struct message_queue *q = ctx->queue;
+	struct message_queue *q = ctx->box.queue;
 	/*
 	 * Never pop an empty queue here: that would clear in_global while the
 	 * queue may still be linked in the global queue.
@@ -549,7 +520,7 @@ skynet_queryname(struct skynet_context *context, const char *name) {
 static void
 handle_exit(struct skynet_context *context, uint32_t handle) {
 	if (handle == 0) {
-		handle = context->handle;
+		handle = context->box.handle;
 		skynet_error(context, "KILL self");
 	} else {
 		skynet_error(context, "KILL :%0x", handle);
@@ -564,7 +535,7 @@ handle_exit(struct skynet_context *context, uint32_t handle) {
 int
 skynet_timeout_new(struct skynet_context *context, int time_cs) {
 	int session = skynet_context_newsession(context);
-	skynet_timeout(context->handle, time_cs, session);
+	skynet_timeout(context->box.handle, time_cs, session);
 	return session;
 }
 
@@ -578,11 +549,11 @@ cmd_timeout(struct skynet_context *context, const char *param) {
 static const char *
 cmd_reg(struct skynet_context *context, const char *param) {
 	if (param == NULL || param[0] == '\0') {
-		sprintf(context->result, ":%x", context->handle);
+		sprintf(context->result, ":%x", context->box.handle);
 		return context->result;
 	}
 	if (param[0] == '.')
-		return skynet_handle_namehandle(context->handle, param + 1);
+		return skynet_handle_namehandle(context->box.handle, param + 1);
 	skynet_error(context, "error: Can't register global name %s in C", param);
 	return NULL;
 }
@@ -762,7 +733,7 @@ skynet_service_stats(struct skynet_service_stat *out, int cap) {
 			continue; // retired during the walk
 		if (n < cap) {
 			out[n].handle = handle;
-			out[n].mqlen = skynet_mq_length(ctx->queue);
+			out[n].mqlen = skynet_mq_length(ctx->box.queue);
 			out[n].messages = (uint32_t)ATOM_LOAD_RELAXED(&ctx->message_count);
 			out[n].cpu_us = ATOM_LOAD_RELAXED(&ctx->cpu_cost);
 		}
@@ -784,7 +755,7 @@ cmd_stat(struct skynet_context *context, const char *param) {
 	if (param == NULL)
 		return NULL;
 	if (strcmp(param, "mqlen") == 0) {
-		sprintf(context->result, "%d", skynet_mq_length(context->queue));
+		sprintf(context->result, "%d", skynet_mq_length(context->box.queue));
 	} else if (strcmp(param, "endless") == 0) {
 		return cmd_endless(context, param);
 	} else if (strcmp(param, "cpu") == 0) {
@@ -797,7 +768,7 @@ cmd_stat(struct skynet_context *context, const char *param) {
 	} else if (strcmp(param, "message") == 0) {
 		sprintf(context->result, "%d", ATOM_LOAD_RELAXED(&context->message_count));
 	} else if (strcmp(param, "timers") == 0) {
-		sprintf(context->result, "%zu", skynet_timer_pending(context->handle));
+		sprintf(context->result, "%zu", skynet_timer_pending(context->box.handle));
 	} else if (strcmp(param, "timers_total") == 0) {
 		sprintf(context->result, "%zu", skynet_timer_pending(0));
 	} else {
@@ -921,7 +892,7 @@ skynet_send(struct skynet_context *context, uint32_t source, uint32_t destinatio
 	}
 	filter_args(context, type, &session, &data, &sz);
 	if (source == 0)
-		source = context->handle;
+		source = context->box.handle;
 	if (destination == 0) {
 		if (data) {
 			skynet_error(context, "error: destination address can't be 0");
@@ -941,7 +912,7 @@ skynet_send(struct skynet_context *context, uint32_t source, uint32_t destinatio
 	    .data = data,
 	    .sz = sz,
 	};
-	if (skynet_context_push(destination, &smsg)) {
+	if (skynet_post(destination, &smsg)) {
 		skynet_free(data);
 		return SKYNET_EDEAD;
 	}
@@ -952,7 +923,7 @@ int
 skynet_sendname(struct skynet_context *context, uint32_t source, const char *addr, int type,
                 int session, void *data, size_t sz) {
 	if (source == 0)
-		source = context->handle;
+		source = context->box.handle;
 	uint32_t des = 0;
 	if (addr[0] == ':') {
 		des = (uint32_t)strtoul(addr + 1, NULL, 16);
@@ -990,18 +961,6 @@ void
 skynet_callback(struct skynet_context *context, void *ud, skynet_cb cb) {
 	context->cb = cb;
 	context->cb_ud = ud;
-}
-
-void
-skynet_context_send(struct skynet_context *ctx, void *msg, size_t sz, uint32_t source, int type,
-                    int session) {
-	struct skynet_message smsg = {
-	    .source = source,
-	    .session = session,
-	    .data = msg,
-	    .sz = skynet_message_sz(type, sz),
-	};
-	skynet_mq_push(ctx->queue, &smsg);
 }
 
 void

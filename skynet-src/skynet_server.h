@@ -8,6 +8,7 @@
 
 #include "skynet.h"
 #include "skynet_mq.h"
+#include "skynet_post.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -41,7 +42,6 @@ void skynet_context_grab(struct skynet_context *ctx);
 void skynet_context_reserve(struct skynet_context *ctx);
 /* Drop a reference; frees ctx on the last one. Returns NULL if freed, else ctx. */
 struct skynet_context *skynet_context_release(struct skynet_context *ctx);
-uint32_t skynet_context_handle(struct skynet_context *ctx);
 
 /*
  * Retire handle's service, every part of it: its handle and names go from
@@ -55,22 +55,12 @@ int skynet_context_retire(uint32_t handle);
 void skynet_context_retireall(void);
 
 /*
- * Queue msg for handle. Takes ownership of msg->data on success only:
- * returns 0, or SKYNET_EDEAD (the caller still owns msg->data). Thread-safe.
- */
-int skynet_context_push(uint32_t handle, struct skynet_message *msg);
-/* Queue a message from source to ctx, copying nothing. */
-void skynet_context_send(struct skynet_context *ctx, void *msg, size_t sz, uint32_t source,
-                         int type, int session);
-/*
  * Free the payload of a message that will never be dispatched (its service
  * is gone, or the node stops): a socket event with the buffer it owns, a
  * multicast message with its package reference (skynet.h), anything else
  * with skynet_free. Thread-safe.
  */
 void skynet_message_discard(struct skynet_message *msg);
-/* Allocate a fresh session from ctx (1..0x7fffffff, wrapping). */
-int skynet_context_newsession(struct skynet_context *ctx);
 
 /*
  * Worker step: run a batch from q (or from a queue popped from the global

@@ -52,6 +52,7 @@
 #include "skynet.h"
 #include "skynet_handle.h"
 #include "skynet_mq.h"
+#include "skynet_post.h"
 #include "skynet_server.h"
 #include "skynet_timer.h"
 #include "socket_server.h"
@@ -176,7 +177,7 @@ flow_over(int id, uint32_t handle) {
 	              socket_server_flow_pause(SOCKET_SERVER, id, (uintptr_t)handle);
 	if (paused && !skynet_context_flow_mark(ctx))
 		socket_server_flow_resume(SOCKET_SERVER, (uintptr_t)handle); // drained meanwhile
-	skynet_context_release(ctx);
+	skynet_handle_drop(ctx);
 	return paused;
 }
 
@@ -217,7 +218,7 @@ forward_message(int type, const struct socket_message *result) {
 	    .data = sm,
 	    .sz = skynet_message_sz(PTYPE_SOCKET, sz),
 	};
-	if (skynet_context_push((uint32_t)result->opaque, &message) != 0) {
+	if (skynet_post((uint32_t)result->opaque, &message) != 0) {
 		skynet_free(sm->buffer);
 		skynet_free(sm);
 		drop_orphan(type, result);

@@ -189,7 +189,7 @@ signal_hup(void) {
 		    .data = NULL,
 		    .sz = skynet_message_sz(PTYPE_SYSTEM, 0),
 		};
-		skynet_context_push(logger, &msg);
+		skynet_post(logger, &msg);
 	}
 }
 

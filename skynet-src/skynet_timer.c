@@ -59,8 +59,7 @@
 #include "skynet_timer.h"
 
 #include "skynet.h"
-#include "skynet_mq.h"
-#include "skynet_server.h"
+#include "skynet_post.h"
 #include "skynet_wheel.h"
 #include "atomic.h"
 #include "skynet_cond.h"
@@ -183,7 +182,7 @@ push_response(uint32_t handle, int session) {
 	    .data = NULL,
 	    .sz = skynet_message_sz(PTYPE_RESPONSE, 0),
 	};
-	return skynet_context_push(handle, &msg);
+	return skynet_post(handle, &msg);
 }
 
 /* A service that is gone gets nothing: the message has no data to free. */

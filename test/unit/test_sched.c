@@ -402,7 +402,7 @@ static void
 wake_push(uint32_t handle, int session) {
 	struct skynet_message msg = {
 	    .source = 0, .session = session, .data = NULL, .sz = skynet_message_sz(PTYPE_CLIENT, 0)};
-	skynet_context_push(handle, &msg);
+	skynet_post(handle, &msg);
 }
 
 /* Spin until the poke of round ran (it takes microseconds); false after the deadline. */
