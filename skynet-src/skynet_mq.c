@@ -34,9 +34,11 @@
  *
  * Locking: each queue's spinlock covers its ring, in_global, release and
  * overload fields; the global queue has its own spinlock covering head, tail
- * and the next links. Lock order: a queue's lock, then the global lock
- * (push takes the global lock while holding the queue lock). Both are held
- * for O(1) work only (a ring expansion is a memcpy, bounded by the queue).
+ * and the next links. The two are never held together: push decides under
+ * the queue's lock whether the queue must join the global queue, unlocks,
+ * then links it under the global lock (safe: see skynet_mq_push). Both are
+ * held for O(1) work only (a ring expansion is a memcpy, bounded by the
+ * queue).
  */
 #include "skynet_mq.h"
 

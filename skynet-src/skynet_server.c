@@ -27,18 +27,10 @@
  * points at its package drops the package reference it owns (skynet.h), so
  * a subscriber that dies with multicast messages queued leaks nothing.
  *
- * Socket flow control (the whole protocol is described at the top of
- * skynet_socket.c): flow_mark is set by the socket thread when it paused a
- * socket because this service's mailbox reached the high-water mark
- * (FLOW.high_*); the worker that ends a dispatch batch with the mark set
- * and the mailbox at or below the low-water mark (a quarter of the high
- * one) clears it and has the socket thread resume the service's sockets,
- * and so does the last release of a marked context. flow_held counts as
- * mailbox messages: a service that parks requests (coroutines) declares
- * them with skynet_context_flow_hold. Its mark is read with a seq-cst load
- * after the service's own held updates, paired with the socket thread's
- * seq-cst store of the mark before it reads flow_held. A limit of 0 is off;
- * both off disables flow control. The limits are set before any thread.
+ * Socket flow control (skynet_flow.c has the protocol): the worker that
+ * ends a dispatch batch asks skynet_flow_relieve whether the service was
+ * marked and has caught up, and then has the socket thread resume its
+ * sockets; so does the last release of a marked context.
  *
  * Units: cpu_cost and cpu_start are microseconds of CLOCK_MONOTONIC (read
  * through the vDSO, no system call): the time a worker spent inside the
@@ -49,6 +41,7 @@
 
 #include "skynet.h"
 #include "skynet_env.h"
+#include "skynet_flow.h"
 #include "skynet_handle.h"
 #include "skynet_harbor.h"
 #include "skynet_log.h"
@@ -87,21 +80,6 @@ struct skynet_context {
 	bool profile;
 	bool reserved;    // does not count as live (the logger)
 	ATOM_INT calling; // debug: non-zero while a worker runs the callback
-};
-
-/* Socket flow control limits of a mailbox (0: that limit is off). */
-struct flow_limits {
-	int high_msgs;
-	int low_msgs;
-	size_t high_bytes;
-	size_t low_bytes;
-};
-
-static struct flow_limits FLOW = {
-    .high_msgs = SKYNET_FLOW_HIGH_MSGS,
-    .low_msgs = SKYNET_FLOW_HIGH_MSGS / 4,
-    .high_bytes = SKYNET_FLOW_HIGH_BYTES,
-    .low_bytes = SKYNET_FLOW_HIGH_BYTES / 4,
 };
 
 struct skynet_node {
@@ -264,86 +242,16 @@ skynet_context_reserve(struct skynet_context *ctx) {
 	context_dec();
 }
 
-void
-skynet_flow_config(int high_msgs, size_t high_bytes) {
-	FLOW.high_msgs = high_msgs > 0 ? high_msgs : 0;
-	FLOW.low_msgs = FLOW.high_msgs / 4;
-	FLOW.high_bytes = high_bytes;
-	FLOW.low_bytes = high_bytes / 4;
-}
-
-bool
-skynet_flow_enabled(void) {
-	return FLOW.high_msgs > 0 || FLOW.high_bytes > 0;
-}
-
-int
-skynet_context_flow_hold(struct skynet_context *ctx, int delta) {
-	int held = ATOM_FADD(&ctx->box.flow_held, delta) + delta;
-	if (held < 0) { // more released than held: a caller's bug, never a negative backlog
-		ATOM_FSUB(&ctx->box.flow_held, held);
-		held = 0;
-	}
-	return held;
-}
-
-/* Mailbox length plus held requests, and payload bytes. */
+/* End of a dispatch batch: resume the sockets paused for ctx once it caught up. */
 static void
-flow_backlog(struct skynet_context *ctx, int *length, size_t *bytes) {
-	skynet_mq_backlog(ctx->box.queue, length, bytes);
-	*length += ATOM_LOAD(&ctx->box.flow_held);
-}
-
-bool
-skynet_context_flow_high(struct skynet_context *ctx) {
-	int length;
-	size_t bytes;
-	flow_backlog(ctx, &length, &bytes);
-	return (FLOW.high_msgs > 0 && length >= FLOW.high_msgs) ||
-	       (FLOW.high_bytes > 0 && bytes >= FLOW.high_bytes);
-}
-
-/* At or below the low-water mark (an off limit never holds it up). */
-static bool
-flow_low(struct skynet_context *ctx) {
-	int length;
-	size_t bytes;
-	flow_backlog(ctx, &length, &bytes);
-	return (FLOW.high_msgs == 0 || length <= FLOW.low_msgs) &&
-	       (FLOW.high_bytes == 0 || bytes <= FLOW.low_bytes);
-}
-
-bool
-skynet_context_flow_mark(struct skynet_context *ctx) {
-	ATOM_STORE(&ctx->box.flow_mark, 1);
-	// Read again after the mark (see skynet_socket.c): a worker may have drained it meanwhile.
-	if (flow_low(ctx) && ATOM_CAS(&ctx->box.flow_mark, 1, 0))
-		return false;
-	return true;
-}
-
-/* End of a dispatch batch of a marked service: resume its sockets once it caught up. */
-static void
-flow_relieve(struct skynet_context *ctx) {
-	if (flow_low(ctx) && ATOM_CAS(&ctx->box.flow_mark, 1, 0))
-		skynet_socket_flow_resume(ctx->box.handle);
-}
-
-/*
- * The mark is stored before the socket thread takes the queue lock to read
- * the mailbox, and this load follows our own pops under that lock, so a
- * mark the drained mailbox depends on is seen (skynet_socket.c); seq-cst
- * (a plain load on x86) for flow_held, see the top comment.
- */
-static inline void
 flow_check_mark(struct skynet_context *ctx) {
-	if (ATOM_LOAD(&ctx->box.flow_mark))
-		flow_relieve(ctx);
+	if (skynet_flow_relieve(ctx))
+		skynet_socket_flow_resume(ctx->box.handle);
 }
 
 static void
 delete_context(struct skynet_context *ctx) {
-	if (ATOM_LOAD(&ctx->box.flow_mark))
+	if (skynet_flow_is_marked(ctx))
 		skynet_socket_flow_resume(ctx->box.handle); // nobody will relieve them any more
 	FILE *f = (FILE *)ATOM_LOAD(&ctx->logfile);
 	if (f)

@@ -85,36 +85,6 @@ size_t skynet_context_released(void);
 /* The status the process exits with: 0, or what the last "ABORT status" set. Thread-safe. */
 int skynet_exit_status(void);
 
-/* ---- socket flow control (see skynet_socket.h and skynet_socket.c) ---- */
-
-#define SKYNET_FLOW_HIGH_MSGS  1024      // default socket_flow_high_msgs
-#define SKYNET_FLOW_HIGH_BYTES (1 << 20) // default socket_flow_high_bytes
-
-/*
- * Set the mailbox high-water marks (messages, payload bytes; 0 turns that
- * limit off); the low-water marks are a quarter of them. Before any thread.
- */
-void skynet_flow_config(int high_msgs, size_t high_bytes);
-/*
- * Add delta (negative: release) to the requests ctx took out of its
- * mailbox but still holds (parked coroutines); they count as waiting
- * messages for flow control. Never goes below 0. Returns the new count.
- * Call from ctx's own callback (a release then ends in the dispatch batch
- * that checks the low-water mark). Thread-safe.
- */
-int skynet_context_flow_hold(struct skynet_context *ctx, int delta);
-/* False when both limits are off. */
-bool skynet_flow_enabled(void);
-/* ctx's mailbox is at or above a high-water mark. Socket thread. */
-bool skynet_context_flow_high(struct skynet_context *ctx);
-/*
- * Mark ctx: sockets were flow-paused for it. Returns false when its
- * mailbox had already fallen to the low-water mark and the mark was taken
- * back: the caller then resumes those sockets itself. Socket thread, with
- * a reference on ctx.
- */
-bool skynet_context_flow_mark(struct skynet_context *ctx);
-
 /* Process-wide setup (thread-local current handle, counters). Call once. */
 void skynet_globalinit(void);
 void skynet_globalexit(void);

@@ -73,6 +73,7 @@
 #include "skynet.h"
 #include "skynet_daemon.h"
 #include "skynet_env.h"
+#include "skynet_flow.h"
 #include "skynet_handle.h"
 #include "skynet_harbor.h"
 #include "skynet_module.h"

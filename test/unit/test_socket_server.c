@@ -26,6 +26,7 @@
 #include "fixture.h"
 #include "skynet.h"
 #include "skynet_cond.h"
+#include "skynet_flow.h"
 #include "skynet_socket.h"
 #include "atomic.h"
 
