@@ -15,9 +15,10 @@
  * push appends under the queue's lock and one worker pops in order.
  *
  * Bytes: each queue also counts the payload bytes of its pending messages
- * (the low 56 bits of sz; a PTYPE_SOCKET DATA or UDP message adds the
- * byte count of the buffer it carries, since its payload is only the
- * header). The count is kept under the queue's lock by push and pop, reads
+ * (the low 56 bits of sz, plus what the weigh hook installed for the
+ * message's type adds: a socket DATA or UDP message's payload is only a
+ * header, the buffer it carries is counted by skynet_socket.c's hook; the
+ * queue never reads inside a payload itself). The count is kept under the queue's lock by push and pop, reads
  * the same message at both ends, saturates at 0 and is reset when a pop
  * finds the queue empty, so a message whose header was changed while it
  * was queued cannot make it drift. Socket flow control reads it.
@@ -44,7 +45,6 @@
 
 #include "skynet.h"
 #include "skynet_malloc.h"
-#include "skynet_socket.h"
 #include "atomic.h"
 #include "spinlock.h"
 
@@ -78,6 +78,7 @@ struct global_queue {
 
 static struct global_queue *Q = NULL;
 static skynet_mq_wakeup_cb WAKEUP = NULL;
+static skynet_mq_weigh_cb WEIGH[256]; // by message type; set before any thread
 
 void
 skynet_globalmq_push(struct message_queue *q) {
@@ -187,12 +188,10 @@ skynet_mq_backlog(struct message_queue *q, int *length, size_t *bytes) {
 static size_t
 message_bytes(const struct skynet_message *m) {
 	size_t sz = m->sz & MESSAGE_TYPE_MASK;
-	if (skynet_message_type(m->sz) != PTYPE_SOCKET || m->data == NULL ||
-	    sz < sizeof(struct skynet_socket_message))
+	skynet_mq_weigh_cb weigh = WEIGH[skynet_message_type(m->sz) & 0xff];
+	if (weigh == NULL || m->data == NULL)
 		return sz;
-	const struct skynet_socket_message *sm = m->data;
-	bool carries = sm->type == SKYNET_SOCKET_TYPE_DATA || sm->type == SKYNET_SOCKET_TYPE_UDP;
-	return carries && sm->ud > 0 ? sz + (size_t)sm->ud : sz;
+	return sz + weigh(m->data, sz);
 }
 
 int
@@ -308,6 +307,11 @@ int
 skynet_globalmq_peek(void) {
 	// Relaxed, lock-free: a hint for spinning workers, who take the lock to pop.
 	return ATOM_LOAD_RELAXED(&Q->head) != NULL;
+}
+
+void
+skynet_mq_set_weigh(int type, skynet_mq_weigh_cb cb) {
+	WEIGH[type & 0xff] = cb;
 }
 
 void

@@ -1,8 +1,11 @@
 /*
  * Service contexts and message dispatch.
  *
- * A context is one running service: its module instance, callback, message
- * queue, session counter and statistics. Contexts are reference counted:
+ * A context is one running service: its mailbox (handle, queue, session
+ * counter, flow state: skynet_post.h; it comes first, so the layer below
+ * can post to it and read its handle without calling up here), module
+ * instance, callback and statistics. The text commands that read and
+ * change contexts are in skynet_command.c. Contexts are reference counted:
  * the handle table holds one reference (dropped when the handle retires);
  * every thread that looks a handle up (skynet_handle_grab) holds one while
  * it uses the context. The last release closes the per-service log, calls
@@ -40,7 +43,6 @@
 #include "skynet_server.h"
 
 #include "skynet.h"
-#include "skynet_env.h"
 #include "skynet_flow.h"
 #include "skynet_handle.h"
 #include "skynet_harbor.h"
@@ -54,14 +56,11 @@
 #include "atomic.h"
 
 #include <assert.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#define RESULT_SIZE 32
 
 struct skynet_context {
 	struct skynet_mailbox box; // first: handle, queue, sessions, flow state (skynet_post.h)
@@ -69,10 +68,10 @@ struct skynet_context {
 	struct skynet_module *mod; // borrowed: modules live for the process
 	void *cb_ud;
 	skynet_cb cb;
-	ATOM_POINTER logfile; // FILE *, owned
-	ATOM_U64 cpu_cost;    // us spent in the callback
-	ATOM_U64 cpu_start;   // us when the running message started, 0 if none
-	char result[RESULT_SIZE];
+	ATOM_POINTER logfile;            // FILE *, owned
+	ATOM_U64 cpu_cost;               // us spent in the callback
+	ATOM_U64 cpu_start;              // us when the running message started, 0 if none
+	char result[SKYNET_RESULT_SIZE]; // skynet_command's result buffer
 	ATOM_INT ref;
 	ATOM_INT message_count;
 	bool init;
@@ -86,8 +85,6 @@ struct skynet_node {
 	ATOM_INT total;
 	ATOM_SIZET released; // contexts freed so far (the monitor's hint to trim the heap)
 	int init;
-	uint32_t monitor_exit;
-	ATOM_INT exit_status; // the process's exit status, set by ABORT
 	pthread_key_t handle_key;
 	bool profile; // default on
 };
@@ -128,15 +125,6 @@ clock_us(void) {
 	struct timespec ti;
 	clock_gettime(CLOCK_MONOTONIC, &ti);
 	return (uint64_t)ti.tv_sec * 1000000 + (uint64_t)ti.tv_nsec / 1000;
-}
-
-static void
-id_to_hex(char *str, uint32_t id) {
-	static const char hex[16] = "0123456789ABCDEF";
-	str[0] = ':';
-	for (int i = 0; i < 8; i++)
-		str[i + 1] = hex[(id >> ((7 - i) * 4)) & 0xf];
-	str[9] = '\0';
 }
 
 void
@@ -425,211 +413,6 @@ skynet_queryname(struct skynet_context *context, const char *name) {
 	return 0;
 }
 
-static void
-handle_exit(struct skynet_context *context, uint32_t handle) {
-	if (handle == 0) {
-		handle = context->box.handle;
-		skynet_error(context, "KILL self");
-	} else {
-		skynet_error(context, "KILL :%0x", handle);
-	}
-	if (G_NODE.monitor_exit)
-		skynet_send(context, handle, G_NODE.monitor_exit, PTYPE_CLIENT, 0, NULL, 0);
-	skynet_context_retire(handle);
-}
-
-/* Commands (skynet's text command set): each returns a borrowed string or NULL. */
-
-int
-skynet_timeout_new(struct skynet_context *context, int time_cs) {
-	int session = skynet_context_newsession(context);
-	skynet_timeout(context->box.handle, time_cs, session);
-	return session;
-}
-
-static const char *
-cmd_timeout(struct skynet_context *context, const char *param) {
-	int ti = param ? (int)strtol(param, NULL, 10) : 0;
-	sprintf(context->result, "%d", skynet_timeout_new(context, ti));
-	return context->result;
-}
-
-static const char *
-cmd_reg(struct skynet_context *context, const char *param) {
-	if (param == NULL || param[0] == '\0') {
-		sprintf(context->result, ":%x", context->box.handle);
-		return context->result;
-	}
-	if (param[0] == '.')
-		return skynet_handle_namehandle(context->box.handle, param + 1);
-	skynet_error(context, "error: Can't register global name %s in C", param);
-	return NULL;
-}
-
-static const char *
-cmd_query(struct skynet_context *context, const char *param) {
-	if (param && param[0] == '.') {
-		uint32_t handle = skynet_handle_findname(param + 1);
-		if (handle) {
-			sprintf(context->result, ":%x", handle);
-			return context->result;
-		}
-	}
-	return NULL;
-}
-
-static const char *
-cmd_name(struct skynet_context *context, const char *param) {
-	if (param == NULL)
-		return NULL;
-	char name[64];
-	char addr[64];
-	if (sscanf(param, "%63s %63s", name, addr) != 2 || addr[0] != ':')
-		return NULL;
-	uint32_t handle = (uint32_t)strtoul(addr + 1, NULL, 16);
-	if (handle == 0)
-		return NULL;
-	if (name[0] == '.')
-		return skynet_handle_namehandle(handle, name + 1);
-	skynet_error(context, "error: Can't set global name %s in C", name);
-	return NULL;
-}
-
-/* GLOBALNAME "name :hex": bind a global name (the single-node harbor). */
-static const char *
-cmd_globalname(struct skynet_context *context, const char *param) {
-	if (param == NULL)
-		return NULL;
-	char name[RESULT_SIZE];
-	char addr[64];
-	if (sscanf(param, "%31s %63s", name, addr) != 2 || addr[0] != ':')
-		return NULL;
-	uint32_t handle = (uint32_t)strtoul(addr + 1, NULL, 16);
-	if (skynet_harbor_register(name, handle) != 0) {
-		skynet_error(context, "error: invalid global name %s", name);
-		return NULL;
-	}
-	memcpy(context->result, name, sizeof(name));
-	return context->result;
-}
-
-static const char *
-cmd_exit(struct skynet_context *context, const char *param) {
-	handle_exit(context, 0);
-	return NULL;
-}
-
-/* Handle named by the first word of param (":hex" or ".name"), or 0. */
-static uint32_t
-tohandle(struct skynet_context *context, const char *param) {
-	if (param == NULL)
-		return 0;
-	if (param[0] == ':')
-		return (uint32_t)strtoul(param + 1, NULL, 16);
-	if (param[0] == '.') {
-		char name[64];
-		size_t len = strcspn(param + 1, " \t");
-		if (len >= sizeof(name))
-			return 0;
-		memcpy(name, param + 1, len);
-		name[len] = '\0';
-		return skynet_handle_findname(name);
-	}
-	skynet_error(context, "error: Can't convert %s to handle", param);
-	return 0;
-}
-
-static const char *
-cmd_kill(struct skynet_context *context, const char *param) {
-	uint32_t handle = tohandle(context, param);
-	if (handle)
-		handle_exit(context, handle);
-	return NULL;
-}
-
-static const char *
-cmd_launch(struct skynet_context *context, const char *param) {
-	if (param == NULL)
-		return NULL;
-	size_t sz = strlen(param);
-	char *tmp = skynet_malloc(sz + 1);
-	memcpy(tmp, param, sz + 1);
-	char *args = tmp;
-	char *mod = strsep(&args, " \t\r\n");
-	if (args) {
-		args[strcspn(args, "\r\n")] = '\0';
-	}
-	const char *result = NULL;
-	uint32_t handle = skynet_context_new(mod, args);
-	if (handle) {
-		id_to_hex(context->result, handle);
-		result = context->result;
-	}
-	skynet_free(tmp);
-	return result;
-}
-
-static const char *
-cmd_getenv(struct skynet_context *context, const char *param) {
-	return param ? skynet_getenv(param) : NULL;
-}
-
-static const char *
-cmd_setenv(struct skynet_context *context, const char *param) {
-	if (param == NULL)
-		return NULL;
-	size_t sz = strcspn(param, " ");
-	char *key = skynet_malloc(sz + 1);
-	memcpy(key, param, sz);
-	key[sz] = '\0';
-	const char *value = param[sz] ? param + sz + 1 : "";
-	if (skynet_setenv(key, value) != 0)
-		skynet_error(context, "error: Can't setenv exist key : %s", key);
-	skynet_free(key);
-	return NULL;
-}
-
-static const char *
-cmd_starttime(struct skynet_context *context, const char *param) {
-	sprintf(context->result, "%u", skynet_starttime());
-	return context->result;
-}
-
-static const char *
-cmd_now(struct skynet_context *context, const char *param) {
-	sprintf(context->result, "%" PRIu64, skynet_now());
-	return context->result;
-}
-
-/* ABORT [status]: retire every service; the process then exits with status (default 0). */
-static const char *
-cmd_abort(struct skynet_context *context, const char *param) {
-	if (param != NULL && param[0] != '\0') {
-		char *end;
-		long status = strtol(param, &end, 10);
-		if (*end != '\0' || status < 0 || status > 255) {
-			skynet_error(context, "error: abort: bad exit status status=%s", param);
-			status = 1;
-		}
-		ATOM_STORE(&G_NODE.exit_status, (int)status);
-	}
-	skynet_context_retireall();
-	return NULL;
-}
-
-static const char *
-cmd_monitor(struct skynet_context *context, const char *param) {
-	if (param == NULL || param[0] == '\0') {
-		if (G_NODE.monitor_exit) {
-			sprintf(context->result, ":%x", G_NODE.monitor_exit);
-			return context->result;
-		}
-		return NULL;
-	}
-	G_NODE.monitor_exit = tohandle(context, param);
-	return NULL;
-}
-
 int
 skynet_service_stats(struct skynet_service_stat *out, int cap) {
 	int cursor = 0;
@@ -639,135 +422,51 @@ skynet_service_stats(struct skynet_service_stat *out, int cap) {
 		struct skynet_context *ctx = skynet_handle_grab(handle);
 		if (ctx == NULL)
 			continue; // retired during the walk
-		if (n < cap) {
-			out[n].handle = handle;
-			out[n].mqlen = skynet_mq_length(ctx->box.queue);
-			out[n].messages = (uint32_t)ATOM_LOAD_RELAXED(&ctx->message_count);
-			out[n].cpu_us = ATOM_LOAD_RELAXED(&ctx->cpu_cost);
-		}
+		if (n < cap)
+			skynet_context_stat(ctx, &out[n]);
 		n++;
 		skynet_context_release(ctx);
 	}
 	return n;
 }
 
-static const char *
-cmd_endless(struct skynet_context *context, const char *param) {
-	int endless = ATOM_XCHG(&context->endless, 0);
-	strcpy(context->result, endless ? "1" : "0");
-	return context->result;
+char *
+skynet_context_result(struct skynet_context *ctx) {
+	return ctx->result;
 }
 
-static const char *
-cmd_stat(struct skynet_context *context, const char *param) {
-	if (param == NULL)
-		return NULL;
-	if (strcmp(param, "mqlen") == 0) {
-		sprintf(context->result, "%d", skynet_mq_length(context->box.queue));
-	} else if (strcmp(param, "endless") == 0) {
-		return cmd_endless(context, param);
-	} else if (strcmp(param, "cpu") == 0) {
-		double t = (double)ATOM_LOAD_RELAXED(&context->cpu_cost) / 1000000.0;
-		sprintf(context->result, "%lf", t);
-	} else if (strcmp(param, "time") == 0) {
-		uint64_t start = ATOM_LOAD_RELAXED(&context->cpu_start);
-		double t = context->profile && start ? (double)(clock_us() - start) / 1000000.0 : 0;
-		sprintf(context->result, "%lf", t);
-	} else if (strcmp(param, "message") == 0) {
-		sprintf(context->result, "%d", ATOM_LOAD_RELAXED(&context->message_count));
-	} else if (strcmp(param, "timers") == 0) {
-		sprintf(context->result, "%zu", skynet_timer_pending(context->box.handle));
-	} else if (strcmp(param, "timers_total") == 0) {
-		sprintf(context->result, "%zu", skynet_timer_pending(0));
-	} else {
-		context->result[0] = '\0';
-	}
-	return context->result;
+void
+skynet_context_stat(struct skynet_context *ctx, struct skynet_service_stat *st) {
+	st->handle = ctx->box.handle;
+	st->mqlen = skynet_mq_length(ctx->box.queue);
+	st->messages = (uint32_t)ATOM_LOAD_RELAXED(&ctx->message_count);
+	st->cpu_us = ATOM_LOAD_RELAXED(&ctx->cpu_cost);
 }
 
-/* The context named by the first word of param (":hex" or ".name"), grabbed, or NULL. */
-static struct skynet_context *
-grab_target(struct skynet_context *context, const char *param, uint32_t *handle) {
-	*handle = tohandle(context, param);
-	return *handle ? skynet_handle_grab(*handle) : NULL;
+uint64_t
+skynet_context_running_us(struct skynet_context *ctx) {
+	uint64_t start = ATOM_LOAD_RELAXED(&ctx->cpu_start);
+	return ctx->profile && start ? clock_us() - start : 0;
 }
 
-static const char *
-cmd_logon(struct skynet_context *context, const char *param) {
-	uint32_t handle;
-	struct skynet_context *ctx = grab_target(context, param, &handle);
-	if (ctx == NULL)
-		return NULL;
-	if (ATOM_LOAD(&ctx->logfile) == NULL) {
-		FILE *f = skynet_log_open(context, handle);
-		if (f && !ATOM_CAS(&ctx->logfile, NULL, (void *)f))
-			fclose(f); // another LOGON won the race
-	}
-	skynet_context_release(ctx);
-	return NULL;
+bool
+skynet_context_take_endless(struct skynet_context *ctx) {
+	return ATOM_XCHG(&ctx->endless, 0) != 0;
 }
 
-static const char *
-cmd_logoff(struct skynet_context *context, const char *param) {
-	uint32_t handle;
-	struct skynet_context *ctx = grab_target(context, param, &handle);
-	if (ctx == NULL)
-		return NULL;
-	FILE *f = (FILE *)ATOM_XCHG(&ctx->logfile, NULL);
-	if (f)
-		skynet_log_close(context, f, handle);
-	skynet_context_release(ctx);
-	return NULL;
+bool
+skynet_context_log_on(struct skynet_context *ctx, FILE *f) {
+	return ATOM_CAS(&ctx->logfile, NULL, (void *)f);
 }
 
-static const char *
-cmd_signal(struct skynet_context *context, const char *param) {
-	uint32_t handle = tohandle(context, param);
-	if (handle == 0)
-		return NULL;
-	int sig = 0;
-	const char *space = strchr(param, ' ');
-	if (space)
-		sig = (int)strtol(space + 1, NULL, 0);
-	skynet_context_signal(handle, sig);
-	return NULL;
+bool
+skynet_context_is_logging(struct skynet_context *ctx) {
+	return ATOM_LOAD(&ctx->logfile) != NULL;
 }
 
-struct command_func {
-	const char *name;
-	const char *(*func)(struct skynet_context *context, const char *param);
-};
-
-static const struct command_func CMD_FUNCS[] = {
-    {"TIMEOUT", cmd_timeout},
-    {"REG", cmd_reg},
-    {"QUERY", cmd_query},
-    {"NAME", cmd_name},
-    {"EXIT", cmd_exit},
-    {"KILL", cmd_kill},
-    {"LAUNCH", cmd_launch},
-    {"GETENV", cmd_getenv},
-    {"SETENV", cmd_setenv},
-    {"STARTTIME", cmd_starttime},
-    {"NOW", cmd_now},
-    {"ABORT", cmd_abort},
-    {"MONITOR", cmd_monitor},
-    {"STAT", cmd_stat},
-    {"ENDLESS", cmd_endless},
-    {"LOGON", cmd_logon},
-    {"LOGOFF", cmd_logoff},
-    {"SIGNAL", cmd_signal},
-    {"GLOBALNAME", cmd_globalname},
-    {NULL, NULL},
-};
-
-const char *
-skynet_command(struct skynet_context *context, const char *cmd, const char *param) {
-	for (const struct command_func *method = CMD_FUNCS; method->name; method++) {
-		if (strcmp(cmd, method->name) == 0)
-			return method->func(context, param);
-	}
-	return NULL;
+FILE *
+skynet_context_log_off(struct skynet_context *ctx) {
+	return (FILE *)ATOM_XCHG(&ctx->logfile, NULL);
 }
 
 /* Allocate a session, copy the payload unless donated, fold the type into sz. */
@@ -875,8 +574,6 @@ void
 skynet_globalinit(void) {
 	ATOM_INIT(&G_NODE.total, 0);
 	ATOM_INIT(&G_NODE.released, 0);
-	ATOM_INIT(&G_NODE.exit_status, 0);
-	G_NODE.monitor_exit = 0;
 	G_NODE.profile = true;
 	if (pthread_key_create(&G_NODE.handle_key, NULL)) {
 		fprintf(stderr, "pthread_key_create failed");
@@ -885,11 +582,6 @@ skynet_globalinit(void) {
 	G_NODE.init = 1;
 	// The main thread gets a small negative id, like the other non-worker threads.
 	skynet_initthread(THREAD_MAIN);
-}
-
-int
-skynet_exit_status(void) {
-	return ATOM_LOAD(&G_NODE.exit_status);
 }
 
 void

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct skynet_monitor;
 
@@ -82,8 +83,31 @@ void skynet_context_dispatchall(struct skynet_context *ctx);
 int skynet_context_total(void);
 /* How many contexts were freed since the start (only grows). */
 size_t skynet_context_released(void);
-/* The status the process exits with: 0, or what the last "ABORT status" set. Thread-safe. */
-int skynet_exit_status(void);
+
+/*
+ * For the text commands (skynet_command.c). ctx's result buffer,
+ * SKYNET_RESULT_SIZE bytes: borrowed, valid while ctx lives; only the
+ * thread running ctx writes it.
+ */
+#define SKYNET_RESULT_SIZE 32
+char *skynet_context_result(struct skynet_context *ctx);
+/* ctx's figures as STAT and skynet_service_stats report them. Thread-safe. */
+void skynet_context_stat(struct skynet_context *ctx, struct skynet_service_stat *st);
+/*
+ * Microseconds the message running on ctx has taken so far; 0 when none
+ * runs or profiling is off for ctx. From ctx's own callback.
+ */
+uint64_t skynet_context_running_us(struct skynet_context *ctx);
+/* Read and clear ctx's endless flag (skynet_context_endless). Thread-safe. */
+bool skynet_context_take_endless(struct skynet_context *ctx);
+/*
+ * ctx's message log (skynet_log.h): install f unless one is set (false: one
+ * was, f stays the caller's), tell whether one is set, take it away (the
+ * caller closes it; NULL when none). Thread-safe.
+ */
+bool skynet_context_log_on(struct skynet_context *ctx, FILE *f);
+bool skynet_context_is_logging(struct skynet_context *ctx);
+FILE *skynet_context_log_off(struct skynet_context *ctx);
 
 /* Process-wide setup (thread-local current handle, counters). Call once. */
 void skynet_globalinit(void);

@@ -39,7 +39,6 @@
 #include "skynet_handle.h"
 #include "skynet_mq.h"
 #include "skynet_post.h"
-#include "skynet_server.h"
 #include "skynet_timer.h"
 #include "socket_server.h"
 
@@ -231,6 +230,15 @@ skynet_socket_poll(void) {
 		forward_message(type, &result);
 		return 1;
 	}
+}
+
+size_t
+skynet_socket_message_bytes(const void *payload, size_t sz) {
+	if (sz < sizeof(struct skynet_socket_message))
+		return 0;
+	const struct skynet_socket_message *sm = payload;
+	bool carries = sm->type == SKYNET_SOCKET_TYPE_DATA || sm->type == SKYNET_SOCKET_TYPE_UDP;
+	return carries && sm->ud > 0 ? (size_t)sm->ud : 0;
 }
 
 void

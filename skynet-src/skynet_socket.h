@@ -129,6 +129,12 @@ uint64_t skynet_socket_flow_pauses(void);
  * flushing). Thread-safe.
  */
 void skynet_socket_message_free(void *payload);
+/*
+ * The bytes a PTYPE_SOCKET payload of sz bytes carries beyond itself (the
+ * buffer of a DATA or UDP event), for the queues' byte count: the weigh
+ * hook of PTYPE_SOCKET (skynet_mq_set_weigh). Reads the header only.
+ */
+size_t skynet_socket_message_bytes(const void *payload, size_t sz);
 
 /* ---- TCP --------------------------------------------------------------- */
 

@@ -71,6 +71,7 @@
 #include "skynet_start.h"
 
 #include "skynet.h"
+#include "skynet_command.h"
 #include "skynet_daemon.h"
 #include "skynet_env.h"
 #include "skynet_flow.h"
@@ -453,6 +454,7 @@ skynet_start(struct skynet_config *config) {
 	skynet_harbor_init(config->harbor);
 	skynet_handle_init(config->harbor, skynet_context_grab, skynet_context_release);
 	skynet_mq_init();
+	skynet_mq_set_weigh(PTYPE_SOCKET, skynet_socket_message_bytes);
 	skynet_module_init(config->module_path);
 	skynet_timer_init(config->virtual_time);
 	skynet_socket_init();

@@ -260,6 +260,13 @@ skynet_timer_cancel(uint32_t handle, int session) {
 }
 
 int
+skynet_timeout_new(struct skynet_context *ctx, int time_cs) {
+	int session = skynet_context_newsession(ctx);
+	skynet_timeout(skynet_context_handle(ctx), time_cs, session);
+	return session;
+}
+
+int
 skynet_timeout_cancel(struct skynet_context *ctx, int session) {
 	return skynet_timer_cancel(skynet_context_handle(ctx), session);
 }
