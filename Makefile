@@ -238,12 +238,14 @@ format-check:
 
 # Lua lint: luacheck (Debian lua-check; 3rd/deps-test.sh installs it or prints
 # the command) with .luacheckrc, then test/lint/refs.sh: no file points at a
-# path or document outside the repository.
+# path or document outside the repository; then test/lint/cycles.sh: no circle
+# among skynet-src modules, in their #includes or their calls (nm on the objects).
 LINT_LUA := lualib service examples test
-lint:
+lint: $(CORE_OBJ)
 	@command -v luacheck >/dev/null 2>&1 || sh 3rd/deps-test.sh
 	luacheck -q $(LINT_LUA)
 	@sh test/lint/refs.sh
+	@sh test/lint/cycles.sh . $(OBJ)/core
 
 # Every public Lua function and config key has a reference entry in docs/, every relative link
 # in README.md and docs/ resolves (docs/tools/check.lua; the lists come from docs/tools/api.lua);
