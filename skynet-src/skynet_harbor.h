@@ -29,7 +29,5 @@ bool skynet_harbor_isremote(uint32_t handle);
 int skynet_harbor_send(const char *name, struct skynet_message *msg);
 /* Bind name to handle and flush what was queued for it. 0 or SKYNET_EINVAL. Thread-safe. */
 int skynet_harbor_register(const char *name, uint32_t handle);
-/* Handle bound to the global name, or 0. Thread-safe. */
-uint32_t skynet_harbor_query(const char *name);
 
 #endif

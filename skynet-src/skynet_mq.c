@@ -76,13 +76,13 @@ struct global_queue {
 	struct message_queue *tail;
 };
 
-static struct global_queue *Q = NULL;
+static struct global_queue *GLOBAL_QUEUE = NULL;
 static skynet_mq_wakeup_cb WAKEUP = NULL;
 static skynet_mq_weigh_cb WEIGH[256]; // by message type; set before any thread
 
 void
 skynet_globalmq_push(struct message_queue *q) {
-	struct global_queue *g = Q;
+	struct global_queue *g = GLOBAL_QUEUE;
 	SPIN_LOCK(g);
 	assert(q->next == NULL);
 	if (g->tail) {
@@ -99,7 +99,7 @@ skynet_globalmq_push(struct message_queue *q) {
 
 struct message_queue *
 skynet_globalmq_pop(void) {
-	struct global_queue *g = Q;
+	struct global_queue *g = GLOBAL_QUEUE;
 	SPIN_LOCK(g);
 	struct message_queue *mq = g->head;
 	bool more = false;
@@ -121,7 +121,7 @@ skynet_globalmq_pop(void) {
 
 int
 skynet_globalmq_empty(void) {
-	struct global_queue *g = Q;
+	struct global_queue *g = GLOBAL_QUEUE;
 	SPIN_LOCK(g);
 	int empty = g->head == NULL;
 	SPIN_UNLOCK(g);
@@ -306,7 +306,7 @@ skynet_mq_release(struct message_queue *q, message_drop drop_func, void *ud) {
 int
 skynet_globalmq_peek(void) {
 	// Relaxed, lock-free: a hint for spinning workers, who take the lock to pop.
-	return ATOM_LOAD_RELAXED(&Q->head) != NULL;
+	return ATOM_LOAD_RELAXED(&GLOBAL_QUEUE->head) != NULL;
 }
 
 void
@@ -323,16 +323,16 @@ void
 skynet_mq_init(void) {
 	struct global_queue *g = skynet_calloc(1, sizeof(*g));
 	SPIN_INIT(g);
-	Q = g;
+	GLOBAL_QUEUE = g;
 }
 
 void
 skynet_mq_exit(void) {
-	struct global_queue *g = Q;
+	struct global_queue *g = GLOBAL_QUEUE;
 	if (g == NULL)
 		return;
 	SPIN_DESTROY(g);
 	skynet_free(g);
-	Q = NULL;
+	GLOBAL_QUEUE = NULL;
 	WAKEUP = NULL;
 }

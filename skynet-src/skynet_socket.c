@@ -103,11 +103,6 @@ skynet_socket_free(void) {
 	SOCKET_SERVER = NULL;
 }
 
-void
-skynet_socket_updatetime(void) {
-	socket_server_updatetime(SOCKET_SERVER, skynet_now());
-}
-
 bool
 skynet_socket_is_idle(void) {
 	return socket_server_is_idle(SOCKET_SERVER);

@@ -81,8 +81,6 @@ void skynet_socket_free(void);
  * server was told to exit, 1 otherwise. Only the socket thread calls it.
  */
 int skynet_socket_poll(void);
-/* Refresh the clock the socket statistics use (skynet_now). Any thread. */
-void skynet_socket_updatetime(void);
 
 /*
  * Virtual time: true while the socket thread waits in epoll with nothing to

@@ -120,7 +120,7 @@ struct worker_parm {
 	int weight;
 };
 
-static struct monitor *M = NULL;
+static struct monitor *THREADS = NULL; // the threads' shared state, while the node runs
 /*
  * Set by the SIGHUP handler, on whichever thread the signal lands; cleared by
  * the timer thread. An atomic (lock-free for int, so safe in a handler): a
@@ -136,7 +136,7 @@ handle_hup(int signal) {
 
 static void
 wakeup(void) {
-	struct monitor *m = M;
+	struct monitor *m = THREADS;
 	ATOM_FENCE(); // order the global-queue append before these reads (see top comment)
 	if (ATOM_LOAD(&m->spinning) > 0)
 		return;
@@ -149,7 +149,7 @@ wakeup(void) {
 
 static void
 kick_timer(void) {
-	struct monitor *m = M;
+	struct monitor *m = THREADS;
 	skynet_cond_lock(&m->kick);
 	m->kicked = true;
 	skynet_cond_signal(&m->kick);
@@ -371,7 +371,7 @@ run_threads(int thread, bool virtual_time, bool trim) {
 	skynet_cond_init(&m->cond);
 	skynet_cond_init(&m->kick);
 	skynet_cond_init(&m->idle);
-	M = m;
+	THREADS = m;
 	skynet_mq_set_wakeup(wakeup);
 	skynet_timer_set_kick(kick_timer);
 	if (virtual_time)
@@ -393,7 +393,7 @@ run_threads(int thread, bool virtual_time, bool trim) {
 	skynet_mq_set_wakeup(NULL);
 	skynet_timer_set_kick(NULL);
 	skynet_socket_set_idle_cb(NULL);
-	M = NULL;
+	THREADS = NULL;
 	for (int i = 0; i < thread; i++)
 		skynet_monitor_delete(m->m[i]);
 	skynet_free(m->m);

@@ -138,11 +138,6 @@ skynet_timer_exit(void) {
 	skynet_free(t);
 }
 
-bool
-skynet_timer_is_virtual(void) {
-	return TIMER->virtual_time;
-}
-
 static uint64_t current_cs(const struct timer_state *t);
 
 uint64_t
@@ -154,13 +149,6 @@ skynet_now(void) {
 uint32_t
 skynet_starttime(void) {
 	return TIMER->starttime;
-}
-
-uint64_t
-skynet_thread_time(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 /* now_cs plus the centiseconds elapsed since the timer thread last published it. */
