@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* Message types: the top 8 bits of a message's size field (skynet's numbers). */
 #define PTYPE_TEXT           0
@@ -110,6 +111,18 @@ uint32_t skynet_current_handle(void);
 
 /* Centiseconds since node start; the virtual clock in virtual time. */
 uint64_t skynet_now(void);
+
+/*
+ * CLOCK_MONOTONIC in nanoseconds, the one monotonic clock reader of the
+ * project (read through the vDSO, no system call; real time even when the
+ * node runs on virtual time). Thread-safe.
+ */
+static inline uint64_t
+skynet_monotonic_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /*
  * Arm a timer for ctx: a PTYPE_RESPONSE (source 0, no data) with the

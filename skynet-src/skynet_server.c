@@ -122,9 +122,7 @@ skynet_current_handle(void) {
 
 static uint64_t
 clock_us(void) {
-	struct timespec ti;
-	clock_gettime(CLOCK_MONOTONIC, &ti);
-	return (uint64_t)ti.tv_sec * 1000000 + (uint64_t)ti.tv_nsec / 1000;
+	return skynet_monotonic_ns() / 1000;
 }
 
 void

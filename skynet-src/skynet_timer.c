@@ -91,9 +91,7 @@ static struct timer_state *TIMER;
 
 static uint64_t
 monotonic_cs(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 100 + (uint64_t)ts.tv_nsec / 10000000;
+	return skynet_monotonic_ns() / 10000000;
 }
 
 static skynet_timer_clock_cb CLOCK = monotonic_cs;
@@ -336,9 +334,7 @@ static uint64_t
 monotonic_us(void) {
 	if (CLOCK != monotonic_cs)
 		return CLOCK() * 10000;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	return skynet_monotonic_ns() / 1000;
 }
 
 uint64_t
