@@ -2,18 +2,22 @@
 #define SKYNET_H
 
 /*
- * The public API: the only core header that C services (service-src/) and
- * Lua C modules (lualib-src/) include, together with skynet_malloc.h which
- * it pulls in, and skynet_socket.h (the network: skynet_socket_listen,
- * _connect, _bind, _start, _pause, _close, _shutdown, _nodelay, _send,
- * _send_lowpriority, _send_copy, _udp, _udp_listen, _udp_dial,
- * _udp_connect, _udp_send, _udp_address, _info, and the PTYPE_SOCKET
- * payload struct skynet_socket_message), atomic.h (the ATOM_* operations,
- * the only way C code here touches atomics; it includes system headers only)
- * and rwlock.h (the reader-writer lock, over pthread only; used by Lua C
- * modules that share data between services, such as skynet.stm).
- * Every other header in skynet-src is internal. The list, one line
- * (test/node/test_layers.sh reads it):
+ * The public API. The rule: C services (service-src/, with snlua/) and Lua C
+ * modules (lualib-src/, with its folders) include, of skynet-src/, only the
+ * public headers on the line below; everything they need from the core is
+ * declared there, and each of them opens its top comment with "Public
+ * header". Every other skynet-src header is internal (its top comment
+ * opens with "Internal") and may change with the core. test/node/test_layers.sh
+ * enforces both halves. The public set:
+ *   skynet.h         this file: messages, services, timers, statistics
+ *   skynet_malloc.h  the allocator (pulled in here)
+ *   skynet_socket.h  the network API and the PTYPE_SOCKET payload format
+ *                    (the socket thread's side is skynet_socket_internal.h)
+ *   atomic.h         the ATOM_* operations, the only way C code here
+ *                    touches atomics (system headers only)
+ *   rwlock.h         the reader-writer lock (pthread only; Lua C modules
+ *                    that share data between services, such as skynet.stm)
+ * The list, one line (test/node/test_layers.sh reads it):
  *
  * Public headers: skynet.h skynet_malloc.h skynet_socket.h atomic.h rwlock.h
  *

@@ -2,6 +2,8 @@
 #define SKYNET_HANDLE_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * The handle table: 32-bit service addresses (harbor id in the top 8 bits,
  * a 24-bit index below) mapped to contexts, plus local names. See
  * skynet_handle.c for the allocation rule and locking.

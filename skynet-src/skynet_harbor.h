@@ -2,6 +2,8 @@
 #define SKYNET_HARBOR_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * Node identity and global names for a single node (harbor 0): a global
  * name (no ':' or '.' prefix, at most 15 characters) maps to a handle once
  * registered; messages sent to it before that are queued here and flushed,

@@ -2,6 +2,8 @@
 #define SKYNET_MONITOR_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * Endless-loop detection: each worker owns one monitor record. The worker
  * triggers it with (source, destination) before running a message and with
  * (0, 0) after; the monitor thread checks every record every 5 s.

@@ -2,6 +2,8 @@
 #define SKYNET_MQ_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * Message queues: one FIFO per service and the global run queue of service
  * queues. See skynet_mq.c for the invariants.
  */

@@ -51,7 +51,7 @@
 #include "skynet_monitor.h"
 #include "skynet_mq.h"
 #include "skynet_post.h"
-#include "skynet_socket.h"
+#include "skynet_socket_internal.h"
 #include "skynet_timer.h"
 #include "atomic.h"
 

@@ -2,6 +2,8 @@
 #define SKYNET_SERVER_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * Service contexts: creation, reference counting, message delivery and the
  * dispatch loop the worker threads run.
  */

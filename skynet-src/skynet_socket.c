@@ -32,7 +32,7 @@
  * are (equal values, checked below at compile time), and converts its
  * socket_server_info snapshot into the public struct skynet_socket_info.
  */
-#include "skynet_socket.h"
+#include "skynet_socket_internal.h"
 
 #include "skynet.h"
 #include "skynet_flow.h"

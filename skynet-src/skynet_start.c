@@ -81,7 +81,7 @@
 #include "skynet_monitor.h"
 #include "skynet_mq.h"
 #include "skynet_server.h"
-#include "skynet_socket.h"
+#include "skynet_socket_internal.h"
 #include "skynet_timer.h"
 #include "atomic.h"
 #include "skynet_cond.h"

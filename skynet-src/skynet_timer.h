@@ -2,6 +2,8 @@
 #define SKYNET_TIMER_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * The node's timer service: one wheel (skynet_wheel.h) driven by the timer
  * thread from CLOCK_MONOTONIC in centiseconds, or, in virtual time, by the
  * scheduler whenever the node is idle. Expired timers become PTYPE_RESPONSE

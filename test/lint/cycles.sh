@@ -8,7 +8,8 @@
 # SRC is a source tree (default .), OBJ the folder of the core's objects
 # (default build/default/core; the call graph is skipped, with a line
 # saying so, when it holds no object). A module is a file name without
-# its .c or .h, so skynet_timer.c and skynet_timer.h are one node.
+# its .c or .h, so skynet_timer.c and skynet_timer.h are one node (and a
+# module's internal header, skynet_socket_internal.h, belongs to skynet_socket).
 #   includes  a -> b when a file of module a #includes b.h of skynet-src
 #   calls     a -> b when a.o uses a symbol b.o defines (nm: undefined in
 #             a, defined in b); a call through a function pointer handed
@@ -31,7 +32,9 @@ include_edges() {
 			h=${h##*/}
 			[ -f "$src/skynet-src/$h" ] || continue
 			a=${f##*/}
-			echo "${a%.[ch]} ${h%.h}"
+			a=${a%.[ch]}
+			h=${h%.h}
+			echo "${a%_internal} ${h%_internal}"
 		done
 	done
 }

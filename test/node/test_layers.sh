@@ -18,6 +18,9 @@
 #                         nor skynet_server.h (the table calls nothing above)
 #   retire_via_server     only skynet_server.c calls skynet_handle_retire
 #                         (it also drops the service's timers)
+#   headers_marked        each skynet-src header says which it is: a public
+#                         one's top comment opens with "Public header", an
+#                         internal one's with "Internal"
 #   headers_only_included no C file of any folder (lualib-src/*/ and
 #                         service-src/*/ included) #includes a .c file
 #   no_cycles             no circle among skynet-src modules, in the
@@ -124,6 +127,24 @@ retire_via_server() {
 	done
 }
 
+headers_marked() {
+	public=$(sed -n 's/^[ *]*Public headers: *\(.*\)$/\1/p' "$1/skynet-src/skynet.h")
+	for h in "$1"/skynet-src/*.h; do
+		base=${h##*/}
+		case " $public " in
+		*" $base "*) want="Public header" ;;
+		*) want="Internal" ;;
+		esac
+		# The first comment line after the opening "/*" (skynet.h: "The public API").
+		first=$(awk '/^\/\*/ { getline; print; exit }' "$h")
+		n=$(grep -n -m 1 '^/\*' "$h" | cut -d: -f1)
+		case "$first" in
+		" * $want"* | " * The public API"*) ;;
+		*) echo "skynet-src/$base:$((n + 1)): top comment does not open with \"$want\"" ;;
+		esac
+	done
+}
+
 headers_only_included() {
 	(cd "$1" && includes skynet-src/*.[ch] service-src/*.[ch] service-src/*/*.[ch] \
 		lualib-src/*.[ch] lualib-src/*/*.[ch]) | while IFS=: read -r f l name; do
@@ -144,8 +165,8 @@ no_cycles() {
 }
 
 RULES="lua_only_in_config public_headers_only socket_server_alone
-socket_server_builds_alone handle_table_below retire_via_server headers_only_included
-no_cycles"
+socket_server_builds_alone handle_table_below retire_via_server headers_marked
+headers_only_included no_cycles"
 
 # The tree as it is: every rule holds.
 for rule in $RULES; do
@@ -187,6 +208,13 @@ breaks handle_table_below skynet-src/skynet_handle.c '#include "skynet_timer.h"'
 breaks retire_via_server skynet-src/skynet_start.c 'static void f(void) { skynet_handle_retire(1); }'
 breaks public_headers_only lualib-src/sproto/sproto.c '#include "skynet_server.h"'
 breaks public_headers_only lualib-src/bson/lua-bson.c '#include "../../skynet-src/skynet_mq.h"'
+# An internal header that does not say so: its marker line is changed.
+copy_tree
+sed -i '0,/^ \* Internal/s//  * Reachable/' "$dir/tree/skynet-src/skynet_mq.h"
+headers_marked "$dir/tree" >"$dir/out"
+sed 's/^/    | /' "$dir/out"
+[ "$(grep -c . "$dir/out")" -eq 1 ] && grep -q "^skynet-src/skynet_mq.h:" "$dir/out"
+check detects_headers_marked $?
 breaks headers_only_included lualib-src/sproto/sproto.c '#include "../../skynet-src/skynet_malloc.c"'
 
 # plants NAME KIND A B: the copy in $dir/tree (and $dir/obj) must make

@@ -16,7 +16,7 @@
 #include "skynet_module.h"
 #include "skynet_mq.h"
 #include "skynet_server.h"
-#include "skynet_socket.h"
+#include "skynet_socket_internal.h"
 #include "skynet_timer.h"
 
 static void

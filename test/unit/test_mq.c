@@ -3,7 +3,7 @@
 
 #include "skynet.h"
 #include "skynet_mq.h"
-#include "skynet_socket.h"
+#include "skynet_socket_internal.h"
 
 #include <stdbool.h>
 

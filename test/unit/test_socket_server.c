@@ -27,7 +27,7 @@
 #include "skynet.h"
 #include "skynet_cond.h"
 #include "skynet_flow.h"
-#include "skynet_socket.h"
+#include "skynet_socket_internal.h"
 #include "atomic.h"
 
 #include <arpa/inet.h>
