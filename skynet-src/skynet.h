@@ -143,25 +143,27 @@ int skynet_timeout_new(struct skynet_context *ctx, int time_cs);
 int skynet_timeout_cancel(struct skynet_context *ctx, int session);
 
 /*
- * Multicast packages (the skynet.multicast library makes them). One
- * published message is shared by every local subscriber it is handed to:
- * each PTYPE_MULTICAST message whose payload is sizeof(void *) bytes holds
- * a pointer to a package (PTYPE_MULTICAST is reserved for this use), and
- * while that pointer is set, the message owns one reference on the package.
- * The core drops that reference whenever it frees such a message: after the
- * receiving callback returned 0, and when the message is dropped unread (its
- * service retired, or the node stopped). A receiver that keeps the package
- * past its callback takes the reference over by storing NULL in the
- * payload's pointer. A send that fails leaves the reference with the sender.
+ * Payload ownership. A message's payload belongs to whoever holds the
+ * message; the core frees it in two places: after the receiving callback
+ * returned 0, and when the message is dropped unread (its service retired,
+ * or the node stopped). By default that is skynet_free. The library that
+ * defines a message type's payload format may install a release function
+ * for that type; the core then calls it at both places instead of
+ * skynet_free, and it frees the payload and whatever the payload owns
+ * (skynet.multicast.core installs PTYPE_MULTICAST's, which drops a
+ * delivery's package reference; see lualib-src/lua-multicast.c). A send
+ * that fails leaves the payload, with what it owns, to the sender as always.
+ * PTYPE_SOCKET payloads follow skynet_socket.h's rule instead.
  */
-struct skynet_multicast_package {
-	ATOM_INT ref;  // references left; the last release frees data and the package
-	uint32_t size; // bytes at data
-	void *data;    // owned: skynet_malloc'd
-};
+typedef void (*skynet_payload_release_cb)(int type, void *data, size_t sz);
 
-/* Drop one reference on pkg; the last one frees pkg->data and pkg. Thread-safe. */
-void skynet_multicast_release(struct skynet_multicast_package *pkg);
+/*
+ * Install cb as the release function of type (0..255; not PTYPE_SOCKET).
+ * The first one installed for a type stays for the process: installing the
+ * same cb again returns 0, another one SKYNET_EINVAL. Install it before the
+ * first message of that type is sent. Thread-safe.
+ */
+int skynet_payload_set_release(int type, skynet_payload_release_cb cb);
 
 /*
  * Node statistics for monitoring (the metrics service). Cheap to keep: the

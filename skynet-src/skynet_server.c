@@ -26,9 +26,10 @@
  * endless flag) are ATOM_* fields.
  *
  * Payloads: after a callback returns 0, and when a message is dropped
- * unread, the payload is freed here; a PTYPE_MULTICAST payload that still
- * points at its package drops the package reference it owns (skynet.h), so
- * a subscriber that dies with multicast messages queued leaks nothing.
+ * unread, the payload is freed here, by the release function its type's
+ * library installed (skynet_payload_set_release: a multicast delivery drops
+ * its package reference, so a subscriber that dies with multicast messages
+ * queued leaks nothing) or by skynet_free.
  *
  * Socket flow control (skynet_flow.c has the protocol): the worker that
  * ends a dispatch batch asks skynet_flow_relieve whether the service was
@@ -125,28 +126,30 @@ clock_us(void) {
 	return skynet_monotonic_ns() / 1000;
 }
 
-void
-skynet_multicast_release(struct skynet_multicast_package *pkg) {
-	if (ATOM_FDEC(&pkg->ref) == 1) {
-		skynet_free(pkg->data);
-		skynet_free(pkg);
-	}
+/* Release functions by message type (skynet_payload_set_release); NULL: skynet_free. */
+static ATOM_POINTER RELEASE[256];
+
+int
+skynet_payload_set_release(int type, skynet_payload_release_cb cb) {
+	if (type < 0 || type > 255 || type == PTYPE_SOCKET || cb == NULL)
+		return SKYNET_EINVAL;
+	if (ATOM_CAS(&RELEASE[type], NULL, (void *)cb) || ATOM_LOAD(&RELEASE[type]) == (void *)cb)
+		return 0;
+	return SKYNET_EINVAL;
 }
 
-/*
- * Free a message payload once its message is done with (read or not): a
- * multicast payload that still points at its package drops the reference
- * it owns (see skynet.h).
- */
+/* Free a message payload once its message is done with, read or not (skynet.h). */
 static void
 free_payload(int type, void *data, size_t sz) {
-	if (type == PTYPE_MULTICAST && sz == sizeof(void *) && data != NULL) {
-		struct skynet_multicast_package *pkg;
-		memcpy(&pkg, data, sizeof(pkg));
-		if (pkg != NULL)
-			skynet_multicast_release(pkg);
-	}
-	skynet_free(data);
+	/*
+	 * The release function was installed before the first message of its
+	 * type was sent, and this message reached us through the queue's lock.
+	 */
+	skynet_payload_release_cb release = (skynet_payload_release_cb)ATOM_LOAD(&RELEASE[type & 0xff]);
+	if (release != NULL)
+		release(type, data, sz);
+	else
+		skynet_free(data);
 }
 
 void

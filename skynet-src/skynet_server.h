@@ -59,9 +59,9 @@ void skynet_context_retireall(void);
 
 /*
  * Free the payload of a message that will never be dispatched (its service
- * is gone, or the node stops): a socket event with the buffer it owns, a
- * multicast message with its package reference (skynet.h), anything else
- * with skynet_free. Thread-safe.
+ * is gone, or the node stops): a socket event with the buffer it owns
+ * (skynet_socket_message_free), any other type by its installed release
+ * function (skynet_payload_set_release) or skynet_free. Thread-safe.
  */
 void skynet_message_discard(struct skynet_message *msg);
 
