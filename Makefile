@@ -120,6 +120,16 @@ LUACLIB_LIBS_client := $(CRYPTO_LIBS)
 LUACLIB_LIBS_ltls := $(shell pkg-config --libs libssl) $(CRYPTO_LIBS)
 $(BUILD)/luaclib/client.so: $(OBJ)/lualib/lua-crypt.o
 
+# sproto.so carries its own copy of the allocator (skynet-src/skynet_malloc.c, built
+# position-independent), so that a plain lua5.4 (a terminal client) can load sproto.core.
+# Inside a node that copy is never called: the executable exports its skynet_malloc
+# (-Wl,-E), and the dynamic linker binds the library's calls to the executable's
+# definitions, which come first in the global lookup order.
+$(OBJ)/pic/%.o: skynet-src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+$(BUILD)/luaclib/sproto.so: $(OBJ)/pic/skynet_malloc.o
+
 # The demo's terminal client: its socket module, loaded by the system lua5.4
 # (examples/lua-clientsocket.c), and `make client` to play (examples/).
 CLIENTSOCKET := $(BUILD)/luaclib/clientsocket.so
@@ -228,12 +238,14 @@ format-check:
 
 # Lua lint: luacheck (Debian lua-check; 3rd/deps-test.sh installs it or prints
 # the command) with .luacheckrc, then test/lint/refs.sh: no file points at a
-# path or document outside the repository.
+# path or document outside the repository; then test/lint/cycles.sh: no circle
+# among skynet-src modules, in their #includes or their calls (nm on the objects).
 LINT_LUA := lualib service examples test docs/types
-lint:
+lint: $(CORE_OBJ)
 	@command -v luacheck >/dev/null 2>&1 || sh 3rd/deps-test.sh
 	luacheck -q $(LINT_LUA)
 	@sh test/lint/refs.sh
+	@sh test/lint/cycles.sh . $(OBJ)/core
 
 # Every public Lua function and config key has a reference entry in docs/, every relative link
 # in README.md and docs/ resolves (docs/tools/check.lua; the lists come from docs/tools/api.lua);

@@ -2,8 +2,8 @@
  * skynet.multicast.core: the shared buffers behind skynet.multicast.
  *
  * Data structure. A publish packs its message once into a package,
- * struct skynet_multicast_package from skynet.h: {ref, size, data}, both
- * the package and data skynet_malloc'd, data owned by the package. Between
+ * struct multicast_package: {ref, size, data}, both the package and data
+ * skynet_malloc'd, data owned by the package. Between
  * services a package travels in a "box": a skynet_malloc'd slot of
  * sizeof(void *) bytes holding the package pointer, passed as
  * (lightuserdata, sizeof(void *)) inside lua messages and copied, one copy
@@ -16,7 +16,11 @@
  *   delivery            each queued PTYPE_MULTICAST message owns one
  *                       reference; the core drops it when it frees the
  *                       message (after dispatch, or unread when the
- *                       subscriber is gone), so nothing leaks on exit
+ *                       subscriber is gone), so nothing leaks on exit:
+ *                       loading this module installs release_delivery as
+ *                       PTYPE_MULTICAST's payload release function
+ *                       (skynet_payload_set_release, skynet.h), before any
+ *                       package exists
  *   unpack(box, 8)      subscriber: takes its delivery's reference over
  *                       (clears the pointer in the payload), so the package
  *                       outlives the callback while the handler runs; an
@@ -41,7 +45,39 @@
 #include <stdint.h>
 #include <string.h>
 
-#define BOX_SIZE ((lua_Integer)sizeof(struct skynet_multicast_package *))
+struct multicast_package {
+	ATOM_INT ref;  // references left; the last release frees data and the package
+	uint32_t size; // bytes at data
+	void *data;    // owned: skynet_malloc'd
+};
+
+#define BOX_SIZE ((lua_Integer)sizeof(struct multicast_package *))
+
+/* Drop one reference on pkg; the last one frees pkg->data and pkg. Thread-safe. */
+static void
+package_release(struct multicast_package *pkg) {
+	if (ATOM_FDEC(&pkg->ref) == 1) {
+		skynet_free(pkg->data);
+		skynet_free(pkg);
+	}
+}
+
+/*
+ * PTYPE_MULTICAST's payload release function: a delivery (a box of
+ * BOX_SIZE bytes) whose pointer is still set owns one package reference
+ * (NULL: a receiver took it over with unpack); then the box is freed. A
+ * payload of another size was never a delivery: it is only freed.
+ */
+static void
+release_delivery(int type, void *data, size_t sz) {
+	if (data != NULL && sz == (size_t)BOX_SIZE) {
+		struct multicast_package *pkg;
+		memcpy(&pkg, data, sizeof(pkg));
+		if (pkg != NULL)
+			package_release(pkg);
+	}
+	skynet_free(data);
+}
 
 static uint32_t
 check_size(lua_State *L, int idx, void *owned) {
@@ -56,21 +92,21 @@ check_size(lua_State *L, int idx, void *owned) {
 /* Wrap data (taking it) into a new unbound package in a new box; push box, size. */
 static int
 push_box(lua_State *L, void *data, uint32_t size) {
-	struct skynet_multicast_package *pkg = skynet_malloc(sizeof(*pkg));
+	struct multicast_package *pkg = skynet_malloc(sizeof(*pkg));
 	ATOM_INIT(&pkg->ref, 0);
 	pkg->size = size;
 	pkg->data = data;
-	struct skynet_multicast_package **box = skynet_malloc(sizeof(*box));
+	struct multicast_package **box = skynet_malloc(sizeof(*box));
 	*box = pkg;
 	lua_pushlightuserdata(L, box);
 	lua_pushinteger(L, BOX_SIZE);
 	return 2;
 }
 
-static struct skynet_multicast_package **
+static struct multicast_package **
 check_box(lua_State *L, int idx) {
 	luaL_checktype(L, idx, LUA_TLIGHTUSERDATA);
-	struct skynet_multicast_package **box = lua_touserdata(L, idx);
+	struct multicast_package **box = lua_touserdata(L, idx);
 	if (box == NULL || *box == NULL)
 		luaL_error(L, "Invalid multicast package (empty box)");
 	return box;
@@ -119,8 +155,8 @@ lunpack(lua_State *L) {
 	lua_Integer sz = luaL_checkinteger(L, 2);
 	if (sz != BOX_SIZE)
 		return luaL_error(L, "Invalid multicast package size %d", (int)sz);
-	struct skynet_multicast_package **box = check_box(L, 1);
-	struct skynet_multicast_package *pkg = *box;
+	struct multicast_package **box = check_box(L, 1);
+	struct multicast_package *pkg = *box;
 	if (ATOM_LOAD(&pkg->ref) > 0)
 		*box = NULL; // a delivery: the core no longer drops its reference with the message
 	lua_pushlightuserdata(L, pkg);
@@ -132,11 +168,11 @@ lunpack(lua_State *L) {
 /* bind(box, n) -> pkg: the package gets n references; the box is freed. */
 static int
 lbind(lua_State *L) {
-	struct skynet_multicast_package **box = check_box(L, 1);
+	struct multicast_package **box = check_box(L, 1);
 	lua_Integer n = luaL_checkinteger(L, 2);
 	if (n < 1 || n > INT32_MAX)
 		return luaL_error(L, "Invalid multicast reference count %d", (int)n);
-	struct skynet_multicast_package *pkg = *box;
+	struct multicast_package *pkg = *box;
 	if (!ATOM_CAS(&pkg->ref, 0, (int)n))
 		return luaL_error(L, "Can't bind a multicast package more than once");
 	skynet_free(box);
@@ -148,7 +184,7 @@ lbind(lua_State *L) {
 static int
 lclose(lua_State *L) {
 	luaL_checktype(L, 1, LUA_TLIGHTUSERDATA);
-	struct skynet_multicast_package *pkg = lua_touserdata(L, 1);
+	struct multicast_package *pkg = lua_touserdata(L, 1);
 	if (pkg == NULL)
 		return luaL_error(L, "Invalid multicast package (NULL)");
 	int ref = ATOM_LOAD(&pkg->ref);
@@ -169,8 +205,8 @@ lclose(lua_State *L) {
 /* remote(box) -> msg, sz: an unbound package's buffer, now the caller's. */
 static int
 lremote(lua_State *L) {
-	struct skynet_multicast_package **box = check_box(L, 1);
-	struct skynet_multicast_package *pkg = *box;
+	struct multicast_package **box = check_box(L, 1);
+	struct multicast_package *pkg = *box;
 	if (ATOM_LOAD(&pkg->ref) != 0)
 		return luaL_error(L, "Can't take apart a bound multicast package");
 	lua_pushlightuserdata(L, pkg->data);
@@ -195,6 +231,8 @@ luaopen_skynet_multicast_core(lua_State *L) {
 	    {"pack", lpack},   {"packremote", lpackremote}, {"unpack", lunpack}, {"bind", lbind},
 	    {"close", lclose}, {"remote", lremote},         {"nextid", lnextid}, {NULL, NULL},
 	};
+	if (skynet_payload_set_release(PTYPE_MULTICAST, release_delivery) != 0)
+		return luaL_error(L, "skynet.multicast.core: PTYPE_MULTICAST has another release function");
 	luaL_newlib(L, l);
 	return 1;
 }

@@ -103,13 +103,6 @@ ctx_of(lua_State *L) {
 	return lua_touserdata(L, lua_upvalueindex(1));
 }
 
-static uint64_t
-mono_ns(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- sending ----------------------------------------------------------- */
 
 void
@@ -374,7 +367,7 @@ ltrace(lua_State *L) {
 	if (co == NULL)
 		co = L;
 	char head[64];
-	snprintf(head, sizeof(head), "> %" PRIu64 " ", mono_ns());
+	snprintf(head, sizeof(head), "> %" PRIu64 " ", skynet_monotonic_ns());
 	luaL_Buffer b;
 	luaL_buffinit(L, &b);
 	luaL_addstring(&b, "<TRACE ");
@@ -437,7 +430,7 @@ lnow(lua_State *L) {
 
 static int
 lhpc(lua_State *L) {
-	lua_pushinteger(L, (lua_Integer)mono_ns());
+	lua_pushinteger(L, (lua_Integer)skynet_monotonic_ns());
 	return 1;
 }
 

@@ -1,8 +1,8 @@
 /*
  * skynet.socketdriver: the C driver under skynet.socket, gateserver and
  * friends. It wraps skynet_socket.h for the calling service
- * (the light userdata "skynet_context" in the registry) and adds the
- * read-buffer helpers skynet.socket keeps per socket.
+ * (the light userdata "skynet_context" in the registry). Received bytes
+ * are buffered in Lua, by skynet.socket.
  *
  * Addresses: host, port as two arguments, or one string "host:port" /
  * "[v6addr]:port" when port is nil. Ids are integers (see skynet_socket.h:
@@ -68,21 +68,6 @@
  *   drop(msg, sz)         Free a DATA/UDP buffer.
  *   str2p(str) -> ptr, sz Copy a string into a buffer the caller owns.
  *   header(str) -> n      Big-endian unsigned integer of a 1..4 byte string.
- *
- * Read buffers: buffer() -> a userdata FIFO of received bytes. It owns the
- * DATA buffers pushed into it and frees them when collected. The pool
- * argument exists for skynet compatibility: any value (skynet passes its
- * pool table); it is ignored, except by readline where nil means "test".
- *   push(buf, pool, msg, sz) -> size     Take ownership of msg; returns the
- *                                        bytes now buffered.
- *   pop(buf, pool, n) -> string | nil    Exactly n bytes, or nil (nothing
- *                                        consumed) when fewer are buffered.
- *   readall(buf, pool) -> string         Everything ("" when empty).
- *   readline(buf, pool, sep) -> string | nil
- *       The bytes before the first sep (sep consumed, not returned), or nil.
- *       With pool == nil it only tests: true when a whole line is buffered.
- *   clear(buf, pool)                     Drop everything.
- *   size(buf) -> bytes buffered.
  */
 #include "skynet.h"
 #include "skynet_socket.h"
@@ -100,9 +85,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#define BUFFER_METATABLE "skynet.socketdriver.buffer"
-#define HOST_MAX         256 // longest host accepted in "host:port"
-#define BUFFER_MIN_SLOTS 8
+#define HOST_MAX 256 // longest host accepted in "host:port"
 
 static struct skynet_context *
 ctx_of(lua_State *L) {
@@ -603,251 +586,7 @@ lheader(lua_State *L) {
 	return 1;
 }
 
-/* ---- read buffers --------------------------------------------------------- */
-
-/*
- * A FIFO of received buffers: a ring of (data, sz) slots, the first `offset`
- * bytes of the head consumed. `size` counts the unread bytes. The ring and
- * every data buffer are skynet_malloc'd and owned; __gc frees them.
- */
-struct chunk {
-	char *data;
-	size_t sz;
-};
-
-struct read_buffer {
-	struct chunk *ring; // owned, cap slots
-	int cap;
-	int head;
-	int count;
-	size_t offset;
-	size_t size;
-};
-
-static struct read_buffer *
-check_buffer(lua_State *L, int idx) {
-	return luaL_checkudata(L, idx, BUFFER_METATABLE);
-}
-
-static struct chunk *
-chunk_at(struct read_buffer *rb, int i) {
-	return &rb->ring[(rb->head + i) % rb->cap];
-}
-
-static void
-drop_head(struct read_buffer *rb) {
-	struct chunk *c = chunk_at(rb, 0);
-	skynet_free(c->data);
-	c->data = NULL;
-	rb->head = (rb->head + 1) % rb->cap;
-	rb->count--;
-	rb->offset = 0;
-}
-
-static void
-clear_buffer(struct read_buffer *rb) {
-	while (rb->count > 0)
-		drop_head(rb);
-	rb->size = 0;
-	rb->offset = 0;
-}
-
-static int
-lbuffer_gc(lua_State *L) {
-	struct read_buffer *rb = check_buffer(L, 1);
-	clear_buffer(rb);
-	skynet_free(rb->ring);
-	rb->ring = NULL;
-	rb->cap = 0;
-	return 0;
-}
-
-static int
-lnewbuffer(lua_State *L) {
-	struct read_buffer *rb = lua_newuserdatauv(L, sizeof(*rb), 0);
-	memset(rb, 0, sizeof(*rb));
-	luaL_setmetatable(L, BUFFER_METATABLE);
-	return 1;
-}
-
-static void
-grow_ring(struct read_buffer *rb) {
-	int cap = rb->cap ? rb->cap * 2 : BUFFER_MIN_SLOTS;
-	struct chunk *ring = skynet_malloc((size_t)cap * sizeof(*ring));
-	for (int i = 0; i < rb->count; i++)
-		ring[i] = *chunk_at(rb, i);
-	skynet_free(rb->ring);
-	rb->ring = ring;
-	rb->cap = cap;
-	rb->head = 0;
-}
-
-static int
-lpush(lua_State *L) {
-	struct read_buffer *rb = check_buffer(L, 1);
-	luaL_checktype(L, 3, LUA_TLIGHTUSERDATA);
-	lua_Integer sz = luaL_checkinteger(L, 4);
-	luaL_argcheck(L, sz >= 0, 4, "negative size");
-	char *data = lua_touserdata(L, 3);
-	if (sz == 0) {
-		skynet_free(data);
-	} else {
-		if (rb->count == rb->cap)
-			grow_ring(rb);
-		struct chunk *c = &rb->ring[(rb->head + rb->count) % rb->cap];
-		c->data = data;
-		c->sz = (size_t)sz;
-		rb->count++;
-		rb->size += (size_t)sz;
-	}
-	lua_pushinteger(L, (lua_Integer)rb->size);
-	return 1;
-}
-
-static int
-lsize(lua_State *L) {
-	lua_pushinteger(L, (lua_Integer)check_buffer(L, 1)->size);
-	return 1;
-}
-
-/* Push n unread bytes as a string and consume them (n <= rb->size). */
-static void
-pop_string(lua_State *L, struct read_buffer *rb, size_t n) {
-	if (n == 0) {
-		lua_pushliteral(L, "");
-		return;
-	}
-	struct chunk *c = chunk_at(rb, 0);
-	if (c->sz - rb->offset >= n) {
-		lua_pushlstring(L, c->data + rb->offset, n);
-	} else {
-		luaL_Buffer b;
-		char *out = luaL_buffinitsize(L, &b, n);
-		size_t off = rb->offset;
-		size_t done = 0;
-		for (int i = 0; done < n; i++) {
-			struct chunk *ci = chunk_at(rb, i);
-			size_t take = ci->sz - off;
-			if (take > n - done)
-				take = n - done;
-			memcpy(out + done, ci->data + off, take);
-			done += take;
-			off = 0;
-		}
-		luaL_pushresultsize(&b, n);
-	}
-	// Consume only after the string exists: a memory error leaves the buffer intact.
-	rb->size -= n;
-	while (n > 0) {
-		c = chunk_at(rb, 0);
-		size_t left = c->sz - rb->offset;
-		if (left > n) {
-			rb->offset += n;
-			break;
-		}
-		n -= left;
-		drop_head(rb);
-	}
-}
-
-static int
-lpop(lua_State *L) {
-	struct read_buffer *rb = check_buffer(L, 1);
-	lua_Integer n = luaL_checkinteger(L, 3);
-	luaL_argcheck(L, n >= 0, 3, "negative size");
-	if ((size_t)n > rb->size)
-		return 0;
-	pop_string(L, rb, (size_t)n);
-	return 1;
-}
-
-static int
-lreadall(lua_State *L) {
-	struct read_buffer *rb = check_buffer(L, 1);
-	pop_string(L, rb, rb->size);
-	return 1;
-}
-
-static int
-lclear(lua_State *L) {
-	clear_buffer(check_buffer(L, 1));
-	return 0;
-}
-
-/* Does sep start at byte `off` of chunk i? */
-static bool
-match_at(struct read_buffer *rb, int i, size_t off, const char *sep, size_t seplen) {
-	for (size_t k = 0; k < seplen; k++) {
-		struct chunk *c = chunk_at(rb, i);
-		while (off >= c->sz) {
-			if (++i >= rb->count)
-				return false;
-			off = 0;
-			c = chunk_at(rb, i);
-		}
-		if (c->data[off] != sep[k])
-			return false;
-		off++;
-	}
-	return true;
-}
-
-/* Unread bytes before the first sep, or -1 when there is none. */
-static long long
-find_sep(struct read_buffer *rb, const char *sep, size_t seplen) {
-	size_t before = 0;
-	size_t off = rb->offset;
-	for (int i = 0; i < rb->count; i++) {
-		struct chunk *c = chunk_at(rb, i);
-		while (off < c->sz) {
-			const char *hit = memchr(c->data + off, sep[0], c->sz - off);
-			if (hit == NULL)
-				break;
-			size_t at = (size_t)(hit - c->data);
-			if (match_at(rb, i, at, sep, seplen))
-				return (long long)(before + at - (i == 0 ? rb->offset : 0));
-			off = at + 1;
-		}
-		before += c->sz - (i == 0 ? rb->offset : 0);
-		off = 0;
-	}
-	return -1;
-}
-
-static int
-lreadline(lua_State *L) {
-	struct read_buffer *rb = check_buffer(L, 1);
-	bool check_only = lua_isnoneornil(L, 2);
-	size_t seplen = 0;
-	const char *sep = luaL_optlstring(L, 3, "\n", &seplen);
-	luaL_argcheck(L, seplen > 0, 3, "empty separator");
-	long long at = find_sep(rb, sep, seplen);
-	if (check_only) {
-		lua_pushboolean(L, at >= 0);
-		return 1;
-	}
-	if (at < 0)
-		return 0;
-	pop_string(L, rb, (size_t)at);
-	// Drop the separator (all of it is buffered).
-	size_t n = seplen;
-	rb->size -= n;
-	while (n > 0) {
-		struct chunk *c = chunk_at(rb, 0);
-		size_t left = c->sz - rb->offset;
-		if (left > n) {
-			rb->offset += n;
-			break;
-		}
-		n -= left;
-		drop_head(rb);
-	}
-	return 1;
-}
-
-/* ---- module --------------------------------------------------------------- */
-
-LUAMOD_API int
+int
 luaopen_skynet_socketdriver(lua_State *L) {
 	luaL_checkversion(L);
 	static const luaL_Reg net[] = {
@@ -871,27 +610,10 @@ luaopen_skynet_socketdriver(lua_State *L) {
 	    {NULL, NULL},
 	};
 	static const luaL_Reg plain[] = {
-	    {"udp_address", ludp_address},
-	    {"info", linfo},
-	    {"resolve", lresolve},
-	    {"unpack", lunpack},
-	    {"drop", ldrop},
-	    {"str2p", lstr2p},
-	    {"header", lheader},
-	    {"buffer", lnewbuffer},
-	    {"push", lpush},
-	    {"pop", lpop},
-	    {"readall", lreadall},
-	    {"readline", lreadline},
-	    {"clear", lclear},
-	    {"size", lsize},
-	    {NULL, NULL},
+	    {"udp_address", ludp_address}, {"info", linfo}, {"resolve", lresolve},
+	    {"unpack", lunpack},           {"drop", ldrop}, {"str2p", lstr2p},
+	    {"header", lheader},           {NULL, NULL},
 	};
-	if (luaL_newmetatable(L, BUFFER_METATABLE)) {
-		lua_pushcfunction(L, lbuffer_gc);
-		lua_setfield(L, -2, "__gc");
-	}
-	lua_pop(L, 1);
 	luaL_newlibtable(L, net);
 	lua_getfield(L, LUA_REGISTRYINDEX, "skynet_context");
 	struct skynet_context *ctx = lua_touserdata(L, -1);

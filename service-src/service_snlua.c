@@ -7,6 +7,7 @@
  *   snlua/trap.c      signals: breaking an endless loop, logging the memory
  *   snlua/profile.c   skynet.profile and the accounting coroutine.resume/wrap
  *   snlua/codecache.c the process-wide code cache and require through it
+ *   snlua/modcache.c  the process-wide cache of where each require search succeeded
  *   snlua/slim.c      the bytecode rewriter that slims framework chunks
  *   snlua/lazylib.c   the standard libraries, some opened on first use
  *

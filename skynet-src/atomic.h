@@ -2,6 +2,8 @@
 #define SKYNET_ATOMIC_H
 
 /*
+ * Public header (the set is listed at the top of skynet.h).
+ *
  * The only place that names compiler atomics. Everything is sequentially
  * consistent unless the macro name says otherwise (ATOM_LOAD_RELAXED ...);
  * callers of a relaxed or acquire/release form name the paired operation in

@@ -2,6 +2,8 @@
 #define SKYNET_RWLOCK_H
 
 /*
+ * Public header (the set is listed at the top of skynet.h).
+ *
  * Reader-writer lock over pthread_rwlock (writer-preferring where glibc
  * offers it, so a stream of lookups cannot starve handle registration).
  * Failure to lock is a broken invariant and aborts.

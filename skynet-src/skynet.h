@@ -2,18 +2,22 @@
 #define SKYNET_H
 
 /*
- * The public API: the only core header that C services (service-src/) and
- * Lua C modules (lualib-src/) include, together with skynet_malloc.h which
- * it pulls in, and skynet_socket.h (the network: skynet_socket_listen,
- * _connect, _bind, _start, _pause, _close, _shutdown, _nodelay, _send,
- * _send_lowpriority, _send_copy, _udp, _udp_listen, _udp_dial,
- * _udp_connect, _udp_send, _udp_address, _info, and the PTYPE_SOCKET
- * payload struct skynet_socket_message), atomic.h (the ATOM_* operations,
- * the only way C code here touches atomics; it includes system headers only)
- * and rwlock.h (the reader-writer lock, over pthread only; used by Lua C
- * modules that share data between services, such as skynet.stm).
- * Every other header in skynet-src is internal. The list, one line
- * (test/node/test_layers.sh reads it):
+ * The public API. The rule: C services (service-src/, with snlua/) and Lua C
+ * modules (lualib-src/, with its folders) include, of skynet-src/, only the
+ * public headers on the line below; everything they need from the core is
+ * declared there, and each of them opens its top comment with "Public
+ * header". Every other skynet-src header is internal (its top comment
+ * opens with "Internal") and may change with the core. test/node/test_layers.sh
+ * enforces both halves. The public set:
+ *   skynet.h         this file: messages, services, timers, statistics
+ *   skynet_malloc.h  the allocator (pulled in here)
+ *   skynet_socket.h  the network API and the PTYPE_SOCKET payload format
+ *                    (the socket thread's side is skynet_socket_internal.h)
+ *   atomic.h         the ATOM_* operations, the only way C code here
+ *                    touches atomics (system headers only)
+ *   rwlock.h         the reader-writer lock (pthread only; Lua C modules
+ *                    that share data between services, such as skynet.stm)
+ * The list, one line (test/node/test_layers.sh reads it):
  *
  * Public headers: skynet.h skynet_malloc.h skynet_socket.h atomic.h rwlock.h
  *
@@ -27,6 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* Message types: the top 8 bits of a message's size field (skynet's numbers). */
 #define PTYPE_TEXT           0
@@ -112,6 +117,18 @@ uint32_t skynet_current_handle(void);
 uint64_t skynet_now(void);
 
 /*
+ * CLOCK_MONOTONIC in nanoseconds, the one monotonic clock reader of the
+ * project (read through the vDSO, no system call; real time even when the
+ * node runs on virtual time). Thread-safe.
+ */
+static inline uint64_t
+skynet_monotonic_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
  * Arm a timer for ctx: a PTYPE_RESPONSE (source 0, no data) with the
  * returned new session arrives after time_cs centiseconds, at once when
  * time_cs <= 0. Call from the thread running ctx (it allocates a session).
@@ -126,25 +143,27 @@ int skynet_timeout_new(struct skynet_context *ctx, int time_cs);
 int skynet_timeout_cancel(struct skynet_context *ctx, int session);
 
 /*
- * Multicast packages (the skynet.multicast library makes them). One
- * published message is shared by every local subscriber it is handed to:
- * each PTYPE_MULTICAST message whose payload is sizeof(void *) bytes holds
- * a pointer to a package (PTYPE_MULTICAST is reserved for this use), and
- * while that pointer is set, the message owns one reference on the package.
- * The core drops that reference whenever it frees such a message: after the
- * receiving callback returned 0, and when the message is dropped unread (its
- * service retired, or the node stopped). A receiver that keeps the package
- * past its callback takes the reference over by storing NULL in the
- * payload's pointer. A send that fails leaves the reference with the sender.
+ * Payload ownership. A message's payload belongs to whoever holds the
+ * message; the core frees it in two places: after the receiving callback
+ * returned 0, and when the message is dropped unread (its service retired,
+ * or the node stopped). By default that is skynet_free. The library that
+ * defines a message type's payload format may install a release function
+ * for that type; the core then calls it at both places instead of
+ * skynet_free, and it frees the payload and whatever the payload owns
+ * (skynet.multicast.core installs PTYPE_MULTICAST's, which drops a
+ * delivery's package reference; see lualib-src/lua-multicast.c). A send
+ * that fails leaves the payload, with what it owns, to the sender as always.
+ * PTYPE_SOCKET payloads follow skynet_socket.h's rule instead.
  */
-struct skynet_multicast_package {
-	ATOM_INT ref;  // references left; the last release frees data and the package
-	uint32_t size; // bytes at data
-	void *data;    // owned: skynet_malloc'd
-};
+typedef void (*skynet_payload_release_cb)(int type, void *data, size_t sz);
 
-/* Drop one reference on pkg; the last one frees pkg->data and pkg. Thread-safe. */
-void skynet_multicast_release(struct skynet_multicast_package *pkg);
+/*
+ * Install cb as the release function of type (0..255; not PTYPE_SOCKET).
+ * The first one installed for a type stays for the process: installing the
+ * same cb again returns 0, another one SKYNET_EINVAL. Install it before the
+ * first message of that type is sent. Thread-safe.
+ */
+int skynet_payload_set_release(int type, skynet_payload_release_cb cb);
 
 /*
  * Node statistics for monitoring (the metrics service). Cheap to keep: the

@@ -2,6 +2,8 @@
 #define SKYNET_COND_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * The pthread mutex + condition variable pair, wrapped so that a failing
  * pthread call aborts (a failure here is a broken invariant, not an error a
  * caller could handle). Embedded by value: _init/_destroy, no allocation.

@@ -2,6 +2,8 @@
 #define SKYNET_DAEMON_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * Daemon mode (config key "daemon" = pid file). Startup only: call before any
  * thread is created (the process forks) and before the logger exists (errors
  * go to stderr, as one "error: daemon: ..." line). Not thread-safe.

@@ -2,6 +2,8 @@
 #define SKYNET_ENV_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * The process-wide string -> string environment (config keys, setenv).
  * Keys are write-once. Thread-safe.
  */

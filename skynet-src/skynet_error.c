@@ -6,8 +6,7 @@
 #include "skynet.h"
 
 #include "skynet_handle.h"
-#include "skynet_mq.h"
-#include "skynet_server.h"
+#include "skynet_post.h"
 #include "atomic.h"
 
 #include <stdarg.h>
@@ -48,7 +47,7 @@ skynet_error(struct skynet_context *context, const char *msg, ...) {
 	    .data = data,
 	    .sz = skynet_message_sz(PTYPE_TEXT, len),
 	};
-	if (skynet_context_push(logger, &smsg) != 0) {
+	if (skynet_post(logger, &smsg) != 0) {
 		skynet_free(data);
 		ATOM_STORE_RELAXED(&LOGGER, 0); // the logger is gone (shutdown)
 	}

@@ -66,7 +66,7 @@ struct handle_storage {
 	struct handle_name *name; // owned, sorted by name
 };
 
-static struct handle_storage *H = NULL;
+static struct handle_storage *HANDLES = NULL;
 
 static void
 grow_slots(struct handle_storage *s) {
@@ -86,7 +86,7 @@ grow_slots(struct handle_storage *s) {
 
 uint32_t
 skynet_handle_reserve(void) {
-	struct handle_storage *s = H;
+	struct handle_storage *s = HANDLES;
 	rwlock_wlock(&s->lock);
 	for (;;) {
 		uint32_t index = s->handle_index;
@@ -109,7 +109,7 @@ skynet_handle_reserve(void) {
 
 void
 skynet_handle_publish(uint32_t handle, struct skynet_context *ctx) {
-	struct handle_storage *s = H;
+	struct handle_storage *s = HANDLES;
 	rwlock_wlock(&s->lock);
 	struct handle_slot *slot = &s->slot[handle & (s->slot_size - 1)];
 	assert(slot->handle == handle && slot->ctx == NULL); // reserved, not yet published
@@ -154,7 +154,7 @@ remove_names(struct handle_storage *s, uint32_t handle) {
 
 int
 skynet_handle_retire(uint32_t handle) {
-	struct handle_storage *s = H;
+	struct handle_storage *s = HANDLES;
 	struct skynet_context *ctx = NULL;
 	rwlock_wlock(&s->lock);
 	struct handle_slot *slot = &s->slot[handle & (s->slot_size - 1)];
@@ -173,7 +173,7 @@ skynet_handle_retire(uint32_t handle) {
 
 uint32_t
 skynet_handle_next(int *cursor) {
-	struct handle_storage *s = H;
+	struct handle_storage *s = HANDLES;
 	uint32_t handle = 0;
 	rwlock_rlock(&s->lock);
 	int i = *cursor < 0 ? 0 : *cursor;
@@ -191,7 +191,7 @@ skynet_handle_next(int *cursor) {
 
 struct skynet_context *
 skynet_handle_grab(uint32_t handle) {
-	struct handle_storage *s = H;
+	struct handle_storage *s = HANDLES;
 	struct skynet_context *result = NULL;
 	rwlock_rlock(&s->lock);
 	struct handle_slot *slot = &s->slot[handle & (s->slot_size - 1)];
@@ -203,9 +203,14 @@ skynet_handle_grab(uint32_t handle) {
 	return result;
 }
 
+void
+skynet_handle_drop(struct skynet_context *ctx) {
+	HANDLES->release(ctx);
+}
+
 uint32_t
 skynet_handle_findname(const char *name) {
-	struct handle_storage *s = H;
+	struct handle_storage *s = HANDLES;
 	uint32_t handle = 0;
 	int pos;
 	rwlock_rlock(&s->lock);
@@ -217,7 +222,7 @@ skynet_handle_findname(const char *name) {
 
 const char *
 skynet_handle_namehandle(uint32_t handle, const char *name) {
-	struct handle_storage *s = H;
+	struct handle_storage *s = HANDLES;
 	const char *result = NULL;
 	int pos;
 	rwlock_wlock(&s->lock);
@@ -238,7 +243,7 @@ skynet_handle_namehandle(uint32_t handle, const char *name) {
 
 int
 skynet_handle_count(void) {
-	struct handle_storage *s = H;
+	struct handle_storage *s = HANDLES;
 	int n = 0;
 	rwlock_rlock(&s->lock);
 	for (int i = 0; i < s->slot_size; i++)
@@ -249,7 +254,7 @@ skynet_handle_count(void) {
 
 void
 skynet_handle_set_cursor(uint32_t index) {
-	struct handle_storage *s = H;
+	struct handle_storage *s = HANDLES;
 	rwlock_wlock(&s->lock);
 	s->handle_index = index & HANDLE_MASK;
 	if (s->handle_index == 0)
@@ -259,7 +264,7 @@ skynet_handle_set_cursor(uint32_t index) {
 
 void
 skynet_handle_init(int harbor, skynet_handle_grab_cb grab, skynet_handle_release_cb release) {
-	assert(H == NULL && grab != NULL && release != NULL);
+	assert(HANDLES == NULL && grab != NULL && release != NULL);
 	struct handle_storage *s = skynet_calloc(1, sizeof(*s));
 	s->grab = grab;
 	s->release = release;
@@ -268,12 +273,12 @@ skynet_handle_init(int harbor, skynet_handle_grab_cb grab, skynet_handle_release
 	s->slot = skynet_calloc(s->slot_size, sizeof(*s->slot));
 	s->harbor = (uint32_t)(harbor & 0xff) << HANDLE_REMOTE_SHIFT;
 	s->handle_index = 1;
-	H = s;
+	HANDLES = s;
 }
 
 void
 skynet_handle_exit(void) {
-	struct handle_storage *s = H;
+	struct handle_storage *s = HANDLES;
 	if (s == NULL)
 		return;
 	for (int i = 0; i < s->name_count; i++)
@@ -282,5 +287,5 @@ skynet_handle_exit(void) {
 	skynet_free(s->slot);
 	rwlock_destroy(&s->lock);
 	skynet_free(s);
-	H = NULL;
+	HANDLES = NULL;
 }

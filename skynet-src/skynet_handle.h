@@ -2,6 +2,8 @@
 #define SKYNET_HANDLE_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * The handle table: 32-bit service addresses (harbor id in the top 8 bits,
  * a 24-bit index below) mapped to contexts, plus local names. See
  * skynet_handle.c for the allocation rule and locking.
@@ -62,8 +64,16 @@ int skynet_handle_retire(uint32_t handle);
  */
 uint32_t skynet_handle_next(int *cursor);
 
-/* The context for handle with a reference taken, or NULL. Release it when done. */
+/*
+ * The context for handle with a reference taken, or NULL. Drop the reference
+ * with skynet_handle_drop (or skynet_context_release) when done.
+ */
 struct skynet_context *skynet_handle_grab(uint32_t handle);
+/*
+ * Drop a reference taken by skynet_handle_grab, through the release callback
+ * given to init (so that modules below the context layer can). Thread-safe.
+ */
+void skynet_handle_drop(struct skynet_context *ctx);
 
 /* Handle bound to name (without the leading dot), or 0. */
 uint32_t skynet_handle_findname(const char *name);

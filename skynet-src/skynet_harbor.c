@@ -17,7 +17,7 @@
 #include "skynet.h"
 #include "skynet_cond.h"
 #include "skynet_handle.h"
-#include "skynet_server.h"
+#include "skynet_post.h"
 
 #include <string.h>
 
@@ -38,7 +38,7 @@ static struct {
 	struct skynet_cond lock; // its mutex covers names
 	struct global_name *names;
 	uint32_t harbor; // shifted into the top 8 bits
-} H;
+} HARBOR;
 
 static bool
 valid_name(const char *name) {
@@ -48,7 +48,7 @@ valid_name(const char *name) {
 
 static struct global_name *
 find(const char *name) {
-	for (struct global_name *g = H.names; g; g = g->next) {
+	for (struct global_name *g = HARBOR.names; g; g = g->next) {
 		if (strcmp(g->name, name) == 0)
 			return g;
 	}
@@ -61,8 +61,8 @@ find_or_add(const char *name) {
 	if (g == NULL) {
 		g = skynet_calloc(1, sizeof(*g));
 		strcpy(g->name, name);
-		g->next = H.names;
-		H.names = g;
+		g->next = HARBOR.names;
+		HARBOR.names = g;
 	}
 	return g;
 }
@@ -77,7 +77,7 @@ bounce(struct skynet_message *msg, uint32_t from) {
 		    .data = NULL,
 		    .sz = skynet_message_sz(PTYPE_ERROR, 0),
 		};
-		skynet_context_push(msg->source, &err);
+		skynet_post(msg->source, &err);
 	}
 }
 
@@ -85,7 +85,7 @@ int
 skynet_harbor_send(const char *name, struct skynet_message *msg) {
 	if (!valid_name(name))
 		return SKYNET_EINVAL;
-	skynet_cond_lock(&H.lock);
+	skynet_cond_lock(&HARBOR.lock);
 	struct global_name *g = find_or_add(name);
 	uint32_t handle = g->handle;
 	if (handle == 0) {
@@ -98,25 +98,25 @@ skynet_harbor_send(const char *name, struct skynet_message *msg) {
 			g->head = p;
 		g->tail = p;
 	}
-	skynet_cond_unlock(&H.lock);
+	skynet_cond_unlock(&HARBOR.lock);
 	if (handle == 0)
 		return 0;
-	return skynet_context_push(handle, msg);
+	return skynet_post(handle, msg);
 }
 
 int
 skynet_harbor_register(const char *name, uint32_t handle) {
 	if (!valid_name(name) || handle == 0)
 		return SKYNET_EINVAL;
-	skynet_cond_lock(&H.lock);
+	skynet_cond_lock(&HARBOR.lock);
 	struct global_name *g = find_or_add(name);
 	g->handle = handle;
 	struct pending_msg *p = g->head;
 	g->head = g->tail = NULL;
-	skynet_cond_unlock(&H.lock);
+	skynet_cond_unlock(&HARBOR.lock);
 	while (p) {
 		struct pending_msg *next = p->next;
-		if (skynet_context_push(handle, &p->msg) != 0)
+		if (skynet_post(handle, &p->msg) != 0)
 			bounce(&p->msg, handle);
 		skynet_free(p);
 		p = next;
@@ -124,31 +124,22 @@ skynet_harbor_register(const char *name, uint32_t handle) {
 	return 0;
 }
 
-uint32_t
-skynet_harbor_query(const char *name) {
-	skynet_cond_lock(&H.lock);
-	struct global_name *g = find(name);
-	uint32_t handle = g ? g->handle : 0;
-	skynet_cond_unlock(&H.lock);
-	return handle;
-}
-
 bool
 skynet_harbor_isremote(uint32_t handle) {
 	uint32_t h = handle & ~(uint32_t)HANDLE_MASK;
-	return h != H.harbor && h != 0;
+	return h != HARBOR.harbor && h != 0;
 }
 
 void
 skynet_harbor_init(int harbor) {
-	skynet_cond_init(&H.lock);
-	H.names = NULL;
-	H.harbor = (uint32_t)(harbor & 0xff) << HANDLE_REMOTE_SHIFT;
+	skynet_cond_init(&HARBOR.lock);
+	HARBOR.names = NULL;
+	HARBOR.harbor = (uint32_t)(harbor & 0xff) << HANDLE_REMOTE_SHIFT;
 }
 
 void
 skynet_harbor_exit(void) {
-	struct global_name *g = H.names;
+	struct global_name *g = HARBOR.names;
 	while (g) {
 		struct global_name *next = g->next;
 		struct pending_msg *p = g->head;
@@ -161,6 +152,6 @@ skynet_harbor_exit(void) {
 		skynet_free(g);
 		g = next;
 	}
-	H.names = NULL;
-	skynet_cond_destroy(&H.lock);
+	HARBOR.names = NULL;
+	skynet_cond_destroy(&HARBOR.lock);
 }

@@ -2,6 +2,8 @@
 #define SKYNET_HARBOR_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * Node identity and global names for a single node (harbor 0): a global
  * name (no ':' or '.' prefix, at most 15 characters) maps to a handle once
  * registered; messages sent to it before that are queued here and flushed,
@@ -29,7 +31,5 @@ bool skynet_harbor_isremote(uint32_t handle);
 int skynet_harbor_send(const char *name, struct skynet_message *msg);
 /* Bind name to handle and flush what was queued for it. 0 or SKYNET_EINVAL. Thread-safe. */
 int skynet_harbor_register(const char *name, uint32_t handle);
-/* Handle bound to the global name, or 0. Thread-safe. */
-uint32_t skynet_harbor_query(const char *name);
 
 #endif

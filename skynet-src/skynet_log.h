@@ -2,6 +2,8 @@
 #define SKYNET_LOG_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * Per-service message logs (commands LOGON / LOGOFF): every message a
  * service receives, one line each, in <logpath>/<handle %08x>.log.
  */

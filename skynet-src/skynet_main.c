@@ -5,6 +5,7 @@
 #include "skynet.h"
 
 #include "skynet_env.h"
+#include "skynet_flow.h"
 #include "skynet_server.h"
 #include "skynet_start.h"
 

@@ -2,6 +2,8 @@
 #define SKYNET_MALLOC_H
 
 /*
+ * Public header (the set is listed at the top of skynet.h).
+ *
  * The project's allocator. These never return NULL: running out of memory
  * prints a line to stderr and aborts, so callers never check. Memory from
  * one of them is freed with skynet_free. Thread-safe.

@@ -36,7 +36,7 @@ struct modules {
 	struct skynet_module m[MAX_MODULE_TYPE];
 };
 
-static struct modules *M = NULL;
+static struct modules *MODULES = NULL;
 
 static void *
 try_open(struct modules *m, const char *name) {
@@ -124,7 +124,7 @@ publish(struct modules *m, const struct skynet_module *mod) {
 
 struct skynet_module *
 skynet_module_query(const char *name) {
-	struct modules *m = M;
+	struct modules *m = MODULES;
 	struct skynet_module *result = query(m, name);
 	if (result)
 		return result;
@@ -151,7 +151,7 @@ skynet_module_query(const char *name) {
 
 void
 skynet_module_insert(const struct skynet_module *mod) {
-	struct modules *m = M;
+	struct modules *m = MODULES;
 	skynet_cond_lock(&m->lock);
 	assert(query(m, mod->name) == NULL && ATOM_LOAD_RELAXED(&m->count) < MAX_MODULE_TYPE);
 	publish(m, mod);
@@ -185,22 +185,22 @@ skynet_module_instance_signal(struct skynet_module *m, void *inst, int signal) {
 
 void
 skynet_module_init(const char *path) {
-	if (M != NULL) {
+	if (MODULES != NULL) {
 		// Already set up (tests insert static modules first): only the path changes.
-		skynet_free((void *)M->path);
-		M->path = skynet_strdup(path);
+		skynet_free((void *)MODULES->path);
+		MODULES->path = skynet_strdup(path);
 		return;
 	}
 	struct modules *m = skynet_calloc(1, sizeof(*m));
 	ATOM_INIT(&m->count, 0);
 	m->path = skynet_strdup(path);
 	skynet_cond_init(&m->lock);
-	M = m;
+	MODULES = m;
 }
 
 void
 skynet_module_exit(void) {
-	struct modules *m = M;
+	struct modules *m = MODULES;
 	if (m == NULL)
 		return;
 	int n = ATOM_LOAD(&m->count);
@@ -210,5 +210,5 @@ skynet_module_exit(void) {
 	skynet_free((void *)m->path);
 	skynet_cond_destroy(&m->lock);
 	skynet_free(m);
-	M = NULL;
+	MODULES = NULL;
 }

@@ -2,6 +2,8 @@
 #define SKYNET_MODULE_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * C service modules: found along the cpath patterns ("./cservice/?.so"),
  * opened once and cached, or registered statically (tests, built-ins).
  */

@@ -8,7 +8,6 @@
 #include "skynet_monitor.h"
 
 #include "skynet.h"
-#include "skynet_server.h"
 #include "atomic.h"
 
 #include <string.h>
@@ -41,16 +40,15 @@ skynet_monitor_trigger(struct skynet_monitor *sm, uint32_t source, uint32_t dest
 	ATOM_FADD_RELAXED(&sm->version, 1);
 }
 
-int
+uint32_t
 skynet_monitor_check(struct skynet_monitor *sm) {
 	int version = ATOM_LOAD_RELAXED(&sm->version);
-	int flagged = 0;
+	uint32_t flagged = 0;
 	if (version == sm->check_version) {
 		uint32_t destination = ATOM_LOAD_RELAXED(&sm->destination);
 		if (destination && sm->reported != version) {
 			sm->reported = version;
-			flagged = 1;
-			skynet_context_endless(destination);
+			flagged = destination;
 			skynet_error(NULL,
 			             "error: A message from [ :%08x ] to [ :%08x ] maybe in an endless loop "
 			             "(version = %d)",

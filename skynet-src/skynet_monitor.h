@@ -2,6 +2,8 @@
 #define SKYNET_MONITOR_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * Endless-loop detection: each worker owns one monitor record. The worker
  * triggers it with (source, destination) before running a message and with
  * (0, 0) after; the monitor thread checks every record every 5 s.
@@ -17,9 +19,10 @@ void skynet_monitor_delete(struct skynet_monitor *sm);
 void skynet_monitor_trigger(struct skynet_monitor *sm, uint32_t source, uint32_t destination);
 /*
  * Monitor thread: if the record has not moved since the last check while a
- * message runs, flag its destination endless and log once for that message.
- * Returns 1 when it flagged, else 0.
+ * message runs, log once for that message and return its destination (the
+ * caller flags it endless with skynet_context_endless); else return 0. The
+ * monitor calls nothing but skynet_error, so the context layer can call it.
  */
-int skynet_monitor_check(struct skynet_monitor *sm);
+uint32_t skynet_monitor_check(struct skynet_monitor *sm);
 
 #endif

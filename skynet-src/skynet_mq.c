@@ -15,9 +15,10 @@
  * push appends under the queue's lock and one worker pops in order.
  *
  * Bytes: each queue also counts the payload bytes of its pending messages
- * (the low 56 bits of sz; a PTYPE_SOCKET DATA or UDP message adds the
- * byte count of the buffer it carries, since its payload is only the
- * header). The count is kept under the queue's lock by push and pop, reads
+ * (the low 56 bits of sz, plus what the weigh hook installed for the
+ * message's type adds: a socket DATA or UDP message's payload is only a
+ * header, the buffer it carries is counted by skynet_socket.c's hook; the
+ * queue never reads inside a payload itself). The count is kept under the queue's lock by push and pop, reads
  * the same message at both ends, saturates at 0 and is reset when a pop
  * finds the queue empty, so a message whose header was changed while it
  * was queued cannot make it drift. Socket flow control reads it.
@@ -34,15 +35,16 @@
  *
  * Locking: each queue's spinlock covers its ring, in_global, release and
  * overload fields; the global queue has its own spinlock covering head, tail
- * and the next links. Lock order: a queue's lock, then the global lock
- * (push takes the global lock while holding the queue lock). Both are held
- * for O(1) work only (a ring expansion is a memcpy, bounded by the queue).
+ * and the next links. The two are never held together: push decides under
+ * the queue's lock whether the queue must join the global queue, unlocks,
+ * then links it under the global lock (safe: see skynet_mq_push). Both are
+ * held for O(1) work only (a ring expansion is a memcpy, bounded by the
+ * queue).
  */
 #include "skynet_mq.h"
 
 #include "skynet.h"
 #include "skynet_malloc.h"
-#include "skynet_socket.h"
 #include "atomic.h"
 #include "spinlock.h"
 
@@ -74,12 +76,13 @@ struct global_queue {
 	struct message_queue *tail;
 };
 
-static struct global_queue *Q = NULL;
+static struct global_queue *GLOBAL_QUEUE = NULL;
 static skynet_mq_wakeup_cb WAKEUP = NULL;
+static skynet_mq_weigh_cb WEIGH[256]; // by message type; set before any thread
 
 void
 skynet_globalmq_push(struct message_queue *q) {
-	struct global_queue *g = Q;
+	struct global_queue *g = GLOBAL_QUEUE;
 	SPIN_LOCK(g);
 	assert(q->next == NULL);
 	if (g->tail) {
@@ -96,7 +99,7 @@ skynet_globalmq_push(struct message_queue *q) {
 
 struct message_queue *
 skynet_globalmq_pop(void) {
-	struct global_queue *g = Q;
+	struct global_queue *g = GLOBAL_QUEUE;
 	SPIN_LOCK(g);
 	struct message_queue *mq = g->head;
 	bool more = false;
@@ -118,7 +121,7 @@ skynet_globalmq_pop(void) {
 
 int
 skynet_globalmq_empty(void) {
-	struct global_queue *g = Q;
+	struct global_queue *g = GLOBAL_QUEUE;
 	SPIN_LOCK(g);
 	int empty = g->head == NULL;
 	SPIN_UNLOCK(g);
@@ -185,12 +188,10 @@ skynet_mq_backlog(struct message_queue *q, int *length, size_t *bytes) {
 static size_t
 message_bytes(const struct skynet_message *m) {
 	size_t sz = m->sz & MESSAGE_TYPE_MASK;
-	if (skynet_message_type(m->sz) != PTYPE_SOCKET || m->data == NULL ||
-	    sz < sizeof(struct skynet_socket_message))
+	skynet_mq_weigh_cb weigh = WEIGH[skynet_message_type(m->sz) & 0xff];
+	if (weigh == NULL || m->data == NULL)
 		return sz;
-	const struct skynet_socket_message *sm = m->data;
-	bool carries = sm->type == SKYNET_SOCKET_TYPE_DATA || sm->type == SKYNET_SOCKET_TYPE_UDP;
-	return carries && sm->ud > 0 ? sz + (size_t)sm->ud : sz;
+	return sz + weigh(m->data, sz);
 }
 
 int
@@ -305,7 +306,12 @@ skynet_mq_release(struct message_queue *q, message_drop drop_func, void *ud) {
 int
 skynet_globalmq_peek(void) {
 	// Relaxed, lock-free: a hint for spinning workers, who take the lock to pop.
-	return ATOM_LOAD_RELAXED(&Q->head) != NULL;
+	return ATOM_LOAD_RELAXED(&GLOBAL_QUEUE->head) != NULL;
+}
+
+void
+skynet_mq_set_weigh(int type, skynet_mq_weigh_cb cb) {
+	WEIGH[type & 0xff] = cb;
 }
 
 void
@@ -317,16 +323,16 @@ void
 skynet_mq_init(void) {
 	struct global_queue *g = skynet_calloc(1, sizeof(*g));
 	SPIN_INIT(g);
-	Q = g;
+	GLOBAL_QUEUE = g;
 }
 
 void
 skynet_mq_exit(void) {
-	struct global_queue *g = Q;
+	struct global_queue *g = GLOBAL_QUEUE;
 	if (g == NULL)
 		return;
 	SPIN_DESTROY(g);
 	skynet_free(g);
-	Q = NULL;
+	GLOBAL_QUEUE = NULL;
 	WAKEUP = NULL;
 }

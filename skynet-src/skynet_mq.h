@@ -2,6 +2,8 @@
 #define SKYNET_MQ_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * Message queues: one FIFO per service and the global run queue of service
  * queues. See skynet_mq.c for the invariants.
  */
@@ -38,10 +40,21 @@ struct message_queue;
  */
 typedef void (*skynet_mq_wakeup_cb)(void);
 
+/*
+ * The bytes a payload of sz bytes stands for beyond sz (a header carrying a
+ * buffer). Called under a queue's lock: O(1), no locks, no calls out.
+ */
+typedef size_t (*skynet_mq_weigh_cb)(const void *payload, size_t sz);
+
 /* Set up the global queue. Not thread-safe: call once before any thread. */
 void skynet_mq_init(void);
 /* Free the global queue (queues still in it are the caller's business). */
 void skynet_mq_exit(void);
+/*
+ * Install the weigh hook of message type (0..255; NULL: a payload weighs
+ * its size). Not thread-safe: set before any thread pushes.
+ */
+void skynet_mq_set_weigh(int type, skynet_mq_weigh_cb cb);
 /* Install the wake-up hook (NULL for none). Not thread-safe: set before the workers start. */
 void skynet_mq_set_wakeup(skynet_mq_wakeup_cb cb);
 
@@ -80,7 +93,8 @@ void skynet_mq_push(struct message_queue *q, struct skynet_message *message);
 int skynet_mq_length(struct message_queue *q);
 /*
  * Payload bytes of the pending messages (a racy snapshot): the payload
- * sizes, plus the buffer of each socket DATA/UDP message.
+ * sizes, plus what the weigh hooks add (the buffer of each socket DATA/UDP
+ * message).
  */
 size_t skynet_mq_bytes(struct message_queue *q);
 /* Length and bytes read together (one lock). */

@@ -1,8 +1,11 @@
 /*
  * Service contexts and message dispatch.
  *
- * A context is one running service: its module instance, callback, message
- * queue, session counter and statistics. Contexts are reference counted:
+ * A context is one running service: its mailbox (handle, queue, session
+ * counter, flow state: skynet_post.h; it comes first, so the layer below
+ * can post to it and read its handle without calling up here), module
+ * instance, callback and statistics. The text commands that read and
+ * change contexts are in skynet_command.c. Contexts are reference counted:
  * the handle table holds one reference (dropped when the handle retires);
  * every thread that looks a handle up (skynet_handle_grab) holds one while
  * it uses the context. The last release closes the per-service log, calls
@@ -23,22 +26,15 @@
  * endless flag) are ATOM_* fields.
  *
  * Payloads: after a callback returns 0, and when a message is dropped
- * unread, the payload is freed here; a PTYPE_MULTICAST payload that still
- * points at its package drops the package reference it owns (skynet.h), so
- * a subscriber that dies with multicast messages queued leaks nothing.
+ * unread, the payload is freed here, by the release function its type's
+ * library installed (skynet_payload_set_release: a multicast delivery drops
+ * its package reference, so a subscriber that dies with multicast messages
+ * queued leaks nothing) or by skynet_free.
  *
- * Socket flow control (the whole protocol is described at the top of
- * skynet_socket.c): flow_mark is set by the socket thread when it paused a
- * socket because this service's mailbox reached the high-water mark
- * (FLOW.high_*); the worker that ends a dispatch batch with the mark set
- * and the mailbox at or below the low-water mark (a quarter of the high
- * one) clears it and has the socket thread resume the service's sockets,
- * and so does the last release of a marked context. flow_held counts as
- * mailbox messages: a service that parks requests (coroutines) declares
- * them with skynet_context_flow_hold. Its mark is read with a seq-cst load
- * after the service's own held updates, paired with the socket thread's
- * seq-cst store of the mark before it reads flow_held. A limit of 0 is off;
- * both off disables flow control. The limits are set before any thread.
+ * Socket flow control (skynet_flow.c has the protocol): the worker that
+ * ends a dispatch batch asks skynet_flow_relieve whether the service was
+ * marked and has caught up, and then has the socket thread resume its
+ * sockets; so does the last release of a marked context.
  *
  * Units: cpu_cost and cpu_start are microseconds of CLOCK_MONOTONIC (read
  * through the vDSO, no system call): the time a worker spent inside the
@@ -48,71 +44,48 @@
 #include "skynet_server.h"
 
 #include "skynet.h"
-#include "skynet_env.h"
+#include "skynet_flow.h"
 #include "skynet_handle.h"
 #include "skynet_harbor.h"
 #include "skynet_log.h"
 #include "skynet_module.h"
 #include "skynet_monitor.h"
 #include "skynet_mq.h"
-#include "skynet_socket.h"
+#include "skynet_post.h"
+#include "skynet_socket_internal.h"
 #include "skynet_timer.h"
 #include "atomic.h"
 
 #include <assert.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define RESULT_SIZE 32
-
 struct skynet_context {
+	struct skynet_mailbox box; // first: handle, queue, sessions, flow state (skynet_post.h)
 	void *instance;            // owned by the module
 	struct skynet_module *mod; // borrowed: modules live for the process
 	void *cb_ud;
 	skynet_cb cb;
-	struct message_queue *queue; // owned until release, then drained by a worker
-	ATOM_POINTER logfile;        // FILE *, owned
-	ATOM_U64 cpu_cost;           // us spent in the callback
-	ATOM_U64 cpu_start;          // us when the running message started, 0 if none
-	char result[RESULT_SIZE];
-	uint32_t handle;
-	int session_id;
+	ATOM_POINTER logfile;            // FILE *, owned
+	ATOM_U64 cpu_cost;               // us spent in the callback
+	ATOM_U64 cpu_start;              // us when the running message started, 0 if none
+	char result[SKYNET_RESULT_SIZE]; // skynet_command's result buffer
 	ATOM_INT ref;
 	ATOM_INT message_count;
 	bool init;
 	ATOM_INT endless;
 	bool profile;
-	bool reserved;      // does not count as live (the logger)
-	ATOM_INT calling;   // debug: non-zero while a worker runs the callback
-	ATOM_INT flow_mark; // 1: sockets are flow-paused for this service
-	ATOM_INT flow_held; // requests the service took out of its mailbox but still holds
-};
-
-/* Socket flow control limits of a mailbox (0: that limit is off). */
-struct flow_limits {
-	int high_msgs;
-	int low_msgs;
-	size_t high_bytes;
-	size_t low_bytes;
-};
-
-static struct flow_limits FLOW = {
-    .high_msgs = SKYNET_FLOW_HIGH_MSGS,
-    .low_msgs = SKYNET_FLOW_HIGH_MSGS / 4,
-    .high_bytes = SKYNET_FLOW_HIGH_BYTES,
-    .low_bytes = SKYNET_FLOW_HIGH_BYTES / 4,
+	bool reserved;    // does not count as live (the logger)
+	ATOM_INT calling; // debug: non-zero while a worker runs the callback
 };
 
 struct skynet_node {
 	ATOM_INT total;
 	ATOM_SIZET released; // contexts freed so far (the monitor's hint to trim the heap)
 	int init;
-	uint32_t monitor_exit;
-	ATOM_INT exit_status; // the process's exit status, set by ABORT
 	pthread_key_t handle_key;
 	bool profile; // default on
 };
@@ -150,42 +123,33 @@ skynet_current_handle(void) {
 
 static uint64_t
 clock_us(void) {
-	struct timespec ti;
-	clock_gettime(CLOCK_MONOTONIC, &ti);
-	return (uint64_t)ti.tv_sec * 1000000 + (uint64_t)ti.tv_nsec / 1000;
+	return skynet_monotonic_ns() / 1000;
 }
 
-static void
-id_to_hex(char *str, uint32_t id) {
-	static const char hex[16] = "0123456789ABCDEF";
-	str[0] = ':';
-	for (int i = 0; i < 8; i++)
-		str[i + 1] = hex[(id >> ((7 - i) * 4)) & 0xf];
-	str[9] = '\0';
+/* Release functions by message type (skynet_payload_set_release); NULL: skynet_free. */
+static ATOM_POINTER RELEASE[256];
+
+int
+skynet_payload_set_release(int type, skynet_payload_release_cb cb) {
+	if (type < 0 || type > 255 || type == PTYPE_SOCKET || cb == NULL)
+		return SKYNET_EINVAL;
+	if (ATOM_CAS(&RELEASE[type], NULL, (void *)cb) || ATOM_LOAD(&RELEASE[type]) == (void *)cb)
+		return 0;
+	return SKYNET_EINVAL;
 }
 
-void
-skynet_multicast_release(struct skynet_multicast_package *pkg) {
-	if (ATOM_FDEC(&pkg->ref) == 1) {
-		skynet_free(pkg->data);
-		skynet_free(pkg);
-	}
-}
-
-/*
- * Free a message payload once its message is done with (read or not): a
- * multicast payload that still points at its package drops the reference
- * it owns (see skynet.h).
- */
+/* Free a message payload once its message is done with, read or not (skynet.h). */
 static void
 free_payload(int type, void *data, size_t sz) {
-	if (type == PTYPE_MULTICAST && sz == sizeof(void *) && data != NULL) {
-		struct skynet_multicast_package *pkg;
-		memcpy(&pkg, data, sizeof(pkg));
-		if (pkg != NULL)
-			skynet_multicast_release(pkg);
-	}
-	skynet_free(data);
+	/*
+	 * The release function was installed before the first message of its
+	 * type was sent, and this message reached us through the queue's lock.
+	 */
+	skynet_payload_release_cb release = (skynet_payload_release_cb)ATOM_LOAD(&RELEASE[type & 0xff]);
+	if (release != NULL)
+		release(type, data, sz);
+	else
+		skynet_free(data);
 }
 
 void
@@ -226,9 +190,9 @@ skynet_context_new(const char *name, const char *param) {
 	ATOM_INIT(&ctx->ref, 2); // the handle table's, and ours until we are done with ctx
 	ctx->profile = G_NODE.profile;
 	uint32_t handle = skynet_handle_reserve();
-	ctx->handle = handle;
+	ctx->box.handle = handle;
 	// Starts marked as scheduled: no worker runs the service before init succeeded.
-	struct message_queue *queue = ctx->queue = skynet_mq_create(handle);
+	struct message_queue *queue = ctx->box.queue = skynet_mq_create(handle);
 	context_inc(); // before anyone can retire it: the count never dips to 0 meanwhile
 	// Complete now: from here on other threads can grab it, send to it, retire it.
 	skynet_handle_publish(handle, ctx);
@@ -255,17 +219,6 @@ skynet_context_new(const char *name, const char *param) {
 	return 0;
 }
 
-int
-skynet_context_newsession(struct skynet_context *ctx) {
-	// Session always positive: 1..0x7fffffff, wrapping to 1.
-	int session = ++ctx->session_id;
-	if (session <= 0) {
-		ctx->session_id = 1;
-		return 1;
-	}
-	return session;
-}
-
 void
 skynet_context_grab(struct skynet_context *ctx) {
 	ATOM_FINC(&ctx->ref);
@@ -278,92 +231,22 @@ skynet_context_reserve(struct skynet_context *ctx) {
 	context_dec();
 }
 
-void
-skynet_flow_config(int high_msgs, size_t high_bytes) {
-	FLOW.high_msgs = high_msgs > 0 ? high_msgs : 0;
-	FLOW.low_msgs = FLOW.high_msgs / 4;
-	FLOW.high_bytes = high_bytes;
-	FLOW.low_bytes = high_bytes / 4;
-}
-
-bool
-skynet_flow_enabled(void) {
-	return FLOW.high_msgs > 0 || FLOW.high_bytes > 0;
-}
-
-int
-skynet_context_flow_hold(struct skynet_context *ctx, int delta) {
-	int held = ATOM_FADD(&ctx->flow_held, delta) + delta;
-	if (held < 0) { // more released than held: a caller's bug, never a negative backlog
-		ATOM_FSUB(&ctx->flow_held, held);
-		held = 0;
-	}
-	return held;
-}
-
-/* Mailbox length plus held requests, and payload bytes. */
+/* End of a dispatch batch: resume the sockets paused for ctx once it caught up. */
 static void
-flow_backlog(struct skynet_context *ctx, int *length, size_t *bytes) {
-	skynet_mq_backlog(ctx->queue, length, bytes);
-	*length += ATOM_LOAD(&ctx->flow_held);
-}
-
-bool
-skynet_context_flow_high(struct skynet_context *ctx) {
-	int length;
-	size_t bytes;
-	flow_backlog(ctx, &length, &bytes);
-	return (FLOW.high_msgs > 0 && length >= FLOW.high_msgs) ||
-	       (FLOW.high_bytes > 0 && bytes >= FLOW.high_bytes);
-}
-
-/* At or below the low-water mark (an off limit never holds it up). */
-static bool
-flow_low(struct skynet_context *ctx) {
-	int length;
-	size_t bytes;
-	flow_backlog(ctx, &length, &bytes);
-	return (FLOW.high_msgs == 0 || length <= FLOW.low_msgs) &&
-	       (FLOW.high_bytes == 0 || bytes <= FLOW.low_bytes);
-}
-
-bool
-skynet_context_flow_mark(struct skynet_context *ctx) {
-	ATOM_STORE(&ctx->flow_mark, 1);
-	// Read again after the mark (see skynet_socket.c): a worker may have drained it meanwhile.
-	if (flow_low(ctx) && ATOM_CAS(&ctx->flow_mark, 1, 0))
-		return false;
-	return true;
-}
-
-/* End of a dispatch batch of a marked service: resume its sockets once it caught up. */
-static void
-flow_relieve(struct skynet_context *ctx) {
-	if (flow_low(ctx) && ATOM_CAS(&ctx->flow_mark, 1, 0))
-		skynet_socket_flow_resume(ctx->handle);
-}
-
-/*
- * The mark is stored before the socket thread takes the queue lock to read
- * the mailbox, and this load follows our own pops under that lock, so a
- * mark the drained mailbox depends on is seen (skynet_socket.c); seq-cst
- * (a plain load on x86) for flow_held, see the top comment.
- */
-static inline void
 flow_check_mark(struct skynet_context *ctx) {
-	if (ATOM_LOAD(&ctx->flow_mark))
-		flow_relieve(ctx);
+	if (skynet_flow_relieve(ctx))
+		skynet_socket_flow_resume(ctx->box.handle);
 }
 
 static void
 delete_context(struct skynet_context *ctx) {
-	if (ATOM_LOAD(&ctx->flow_mark))
-		skynet_socket_flow_resume(ctx->handle); // nobody will relieve them any more
+	if (skynet_flow_is_marked(ctx))
+		skynet_socket_flow_resume(ctx->box.handle); // nobody will relieve them any more
 	FILE *f = (FILE *)ATOM_LOAD(&ctx->logfile);
 	if (f)
 		fclose(f);
 	skynet_module_instance_release(ctx->mod, ctx->instance);
-	skynet_mq_mark_release(ctx->queue);
+	skynet_mq_mark_release(ctx->box.queue);
 	bool reserved = ctx->reserved;
 	skynet_free(ctx);
 	ATOM_FINC(&G_NODE.released);
@@ -402,21 +285,6 @@ skynet_context_retireall(void) {
 	} while (n > 0);
 }
 
-uint32_t
-skynet_context_handle(struct skynet_context *ctx) {
-	return ctx->handle;
-}
-
-int
-skynet_context_push(uint32_t handle, struct skynet_message *message) {
-	struct skynet_context *ctx = skynet_handle_grab(handle);
-	if (ctx == NULL)
-		return SKYNET_EDEAD;
-	skynet_mq_push(ctx->queue, message);
-	skynet_context_release(ctx);
-	return 0;
-}
-
 void
 skynet_context_endless(uint32_t handle) {
 	struct skynet_context *ctx = skynet_handle_grab(handle);
@@ -449,7 +317,7 @@ dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
 	int calling = ATOM_XCHG(&ctx->calling, 1);
 	assert(calling == 0); // no service is ever entered by two threads
 	(void)calling;
-	pthread_setspecific(G_NODE.handle_key, (void *)(uintptr_t)(ctx->handle));
+	pthread_setspecific(G_NODE.handle_key, (void *)(uintptr_t)(ctx->box.handle));
 	int type = skynet_message_type(msg->sz);
 	size_t sz = msg->sz & MESSAGE_TYPE_MASK;
 	FILE *f = (FILE *)ATOM_LOAD(&ctx->logfile);
@@ -508,7 +376,7 @@ skynet_context_message_dispatch(struct skynet_monitor *sm, struct message_queue 
 			dispatch_message(ctx, &msg);
 		skynet_monitor_trigger(sm, 0, 0);
 	}
-	assert(q == ctx->queue);
+	assert(q == ctx->box.queue);
 	flow_check_mark(ctx);
 	struct message_queue *nq = skynet_globalmq_pop();
 	if (nq) {
@@ -523,7 +391,7 @@ skynet_context_message_dispatch(struct skynet_monitor *sm, struct message_queue 
 void
 skynet_context_dispatchall(struct skynet_context *ctx) {
 	struct skynet_message msg;
-	struct message_queue *q = ctx->queue;
+	struct message_queue *q = ctx->box.queue;
 	/*
 	 * Never pop an empty queue here: that would clear in_global while the
 	 * queue may still be linked in the global queue.
@@ -546,211 +414,6 @@ skynet_queryname(struct skynet_context *context, const char *name) {
 	return 0;
 }
 
-static void
-handle_exit(struct skynet_context *context, uint32_t handle) {
-	if (handle == 0) {
-		handle = context->handle;
-		skynet_error(context, "KILL self");
-	} else {
-		skynet_error(context, "KILL :%0x", handle);
-	}
-	if (G_NODE.monitor_exit)
-		skynet_send(context, handle, G_NODE.monitor_exit, PTYPE_CLIENT, 0, NULL, 0);
-	skynet_context_retire(handle);
-}
-
-/* Commands (skynet's text command set): each returns a borrowed string or NULL. */
-
-int
-skynet_timeout_new(struct skynet_context *context, int time_cs) {
-	int session = skynet_context_newsession(context);
-	skynet_timeout(context->handle, time_cs, session);
-	return session;
-}
-
-static const char *
-cmd_timeout(struct skynet_context *context, const char *param) {
-	int ti = param ? (int)strtol(param, NULL, 10) : 0;
-	sprintf(context->result, "%d", skynet_timeout_new(context, ti));
-	return context->result;
-}
-
-static const char *
-cmd_reg(struct skynet_context *context, const char *param) {
-	if (param == NULL || param[0] == '\0') {
-		sprintf(context->result, ":%x", context->handle);
-		return context->result;
-	}
-	if (param[0] == '.')
-		return skynet_handle_namehandle(context->handle, param + 1);
-	skynet_error(context, "error: Can't register global name %s in C", param);
-	return NULL;
-}
-
-static const char *
-cmd_query(struct skynet_context *context, const char *param) {
-	if (param && param[0] == '.') {
-		uint32_t handle = skynet_handle_findname(param + 1);
-		if (handle) {
-			sprintf(context->result, ":%x", handle);
-			return context->result;
-		}
-	}
-	return NULL;
-}
-
-static const char *
-cmd_name(struct skynet_context *context, const char *param) {
-	if (param == NULL)
-		return NULL;
-	char name[64];
-	char addr[64];
-	if (sscanf(param, "%63s %63s", name, addr) != 2 || addr[0] != ':')
-		return NULL;
-	uint32_t handle = (uint32_t)strtoul(addr + 1, NULL, 16);
-	if (handle == 0)
-		return NULL;
-	if (name[0] == '.')
-		return skynet_handle_namehandle(handle, name + 1);
-	skynet_error(context, "error: Can't set global name %s in C", name);
-	return NULL;
-}
-
-/* GLOBALNAME "name :hex": bind a global name (the single-node harbor). */
-static const char *
-cmd_globalname(struct skynet_context *context, const char *param) {
-	if (param == NULL)
-		return NULL;
-	char name[RESULT_SIZE];
-	char addr[64];
-	if (sscanf(param, "%31s %63s", name, addr) != 2 || addr[0] != ':')
-		return NULL;
-	uint32_t handle = (uint32_t)strtoul(addr + 1, NULL, 16);
-	if (skynet_harbor_register(name, handle) != 0) {
-		skynet_error(context, "error: invalid global name %s", name);
-		return NULL;
-	}
-	memcpy(context->result, name, sizeof(name));
-	return context->result;
-}
-
-static const char *
-cmd_exit(struct skynet_context *context, const char *param) {
-	handle_exit(context, 0);
-	return NULL;
-}
-
-/* Handle named by the first word of param (":hex" or ".name"), or 0. */
-static uint32_t
-tohandle(struct skynet_context *context, const char *param) {
-	if (param == NULL)
-		return 0;
-	if (param[0] == ':')
-		return (uint32_t)strtoul(param + 1, NULL, 16);
-	if (param[0] == '.') {
-		char name[64];
-		size_t len = strcspn(param + 1, " \t");
-		if (len >= sizeof(name))
-			return 0;
-		memcpy(name, param + 1, len);
-		name[len] = '\0';
-		return skynet_handle_findname(name);
-	}
-	skynet_error(context, "error: Can't convert %s to handle", param);
-	return 0;
-}
-
-static const char *
-cmd_kill(struct skynet_context *context, const char *param) {
-	uint32_t handle = tohandle(context, param);
-	if (handle)
-		handle_exit(context, handle);
-	return NULL;
-}
-
-static const char *
-cmd_launch(struct skynet_context *context, const char *param) {
-	if (param == NULL)
-		return NULL;
-	size_t sz = strlen(param);
-	char *tmp = skynet_malloc(sz + 1);
-	memcpy(tmp, param, sz + 1);
-	char *args = tmp;
-	char *mod = strsep(&args, " \t\r\n");
-	if (args) {
-		args[strcspn(args, "\r\n")] = '\0';
-	}
-	const char *result = NULL;
-	uint32_t handle = skynet_context_new(mod, args);
-	if (handle) {
-		id_to_hex(context->result, handle);
-		result = context->result;
-	}
-	skynet_free(tmp);
-	return result;
-}
-
-static const char *
-cmd_getenv(struct skynet_context *context, const char *param) {
-	return param ? skynet_getenv(param) : NULL;
-}
-
-static const char *
-cmd_setenv(struct skynet_context *context, const char *param) {
-	if (param == NULL)
-		return NULL;
-	size_t sz = strcspn(param, " ");
-	char *key = skynet_malloc(sz + 1);
-	memcpy(key, param, sz);
-	key[sz] = '\0';
-	const char *value = param[sz] ? param + sz + 1 : "";
-	if (skynet_setenv(key, value) != 0)
-		skynet_error(context, "error: Can't setenv exist key : %s", key);
-	skynet_free(key);
-	return NULL;
-}
-
-static const char *
-cmd_starttime(struct skynet_context *context, const char *param) {
-	sprintf(context->result, "%u", skynet_starttime());
-	return context->result;
-}
-
-static const char *
-cmd_now(struct skynet_context *context, const char *param) {
-	sprintf(context->result, "%" PRIu64, skynet_now());
-	return context->result;
-}
-
-/* ABORT [status]: retire every service; the process then exits with status (default 0). */
-static const char *
-cmd_abort(struct skynet_context *context, const char *param) {
-	if (param != NULL && param[0] != '\0') {
-		char *end;
-		long status = strtol(param, &end, 10);
-		if (*end != '\0' || status < 0 || status > 255) {
-			skynet_error(context, "error: abort: bad exit status status=%s", param);
-			status = 1;
-		}
-		ATOM_STORE(&G_NODE.exit_status, (int)status);
-	}
-	skynet_context_retireall();
-	return NULL;
-}
-
-static const char *
-cmd_monitor(struct skynet_context *context, const char *param) {
-	if (param == NULL || param[0] == '\0') {
-		if (G_NODE.monitor_exit) {
-			sprintf(context->result, ":%x", G_NODE.monitor_exit);
-			return context->result;
-		}
-		return NULL;
-	}
-	G_NODE.monitor_exit = tohandle(context, param);
-	return NULL;
-}
-
 int
 skynet_service_stats(struct skynet_service_stat *out, int cap) {
 	int cursor = 0;
@@ -760,135 +423,51 @@ skynet_service_stats(struct skynet_service_stat *out, int cap) {
 		struct skynet_context *ctx = skynet_handle_grab(handle);
 		if (ctx == NULL)
 			continue; // retired during the walk
-		if (n < cap) {
-			out[n].handle = handle;
-			out[n].mqlen = skynet_mq_length(ctx->queue);
-			out[n].messages = (uint32_t)ATOM_LOAD_RELAXED(&ctx->message_count);
-			out[n].cpu_us = ATOM_LOAD_RELAXED(&ctx->cpu_cost);
-		}
+		if (n < cap)
+			skynet_context_stat(ctx, &out[n]);
 		n++;
 		skynet_context_release(ctx);
 	}
 	return n;
 }
 
-static const char *
-cmd_endless(struct skynet_context *context, const char *param) {
-	int endless = ATOM_XCHG(&context->endless, 0);
-	strcpy(context->result, endless ? "1" : "0");
-	return context->result;
+char *
+skynet_context_result(struct skynet_context *ctx) {
+	return ctx->result;
 }
 
-static const char *
-cmd_stat(struct skynet_context *context, const char *param) {
-	if (param == NULL)
-		return NULL;
-	if (strcmp(param, "mqlen") == 0) {
-		sprintf(context->result, "%d", skynet_mq_length(context->queue));
-	} else if (strcmp(param, "endless") == 0) {
-		return cmd_endless(context, param);
-	} else if (strcmp(param, "cpu") == 0) {
-		double t = (double)ATOM_LOAD_RELAXED(&context->cpu_cost) / 1000000.0;
-		sprintf(context->result, "%lf", t);
-	} else if (strcmp(param, "time") == 0) {
-		uint64_t start = ATOM_LOAD_RELAXED(&context->cpu_start);
-		double t = context->profile && start ? (double)(clock_us() - start) / 1000000.0 : 0;
-		sprintf(context->result, "%lf", t);
-	} else if (strcmp(param, "message") == 0) {
-		sprintf(context->result, "%d", ATOM_LOAD_RELAXED(&context->message_count));
-	} else if (strcmp(param, "timers") == 0) {
-		sprintf(context->result, "%zu", skynet_timer_pending(context->handle));
-	} else if (strcmp(param, "timers_total") == 0) {
-		sprintf(context->result, "%zu", skynet_timer_pending(0));
-	} else {
-		context->result[0] = '\0';
-	}
-	return context->result;
+void
+skynet_context_stat(struct skynet_context *ctx, struct skynet_service_stat *st) {
+	st->handle = ctx->box.handle;
+	st->mqlen = skynet_mq_length(ctx->box.queue);
+	st->messages = (uint32_t)ATOM_LOAD_RELAXED(&ctx->message_count);
+	st->cpu_us = ATOM_LOAD_RELAXED(&ctx->cpu_cost);
 }
 
-/* The context named by the first word of param (":hex" or ".name"), grabbed, or NULL. */
-static struct skynet_context *
-grab_target(struct skynet_context *context, const char *param, uint32_t *handle) {
-	*handle = tohandle(context, param);
-	return *handle ? skynet_handle_grab(*handle) : NULL;
+uint64_t
+skynet_context_running_us(struct skynet_context *ctx) {
+	uint64_t start = ATOM_LOAD_RELAXED(&ctx->cpu_start);
+	return ctx->profile && start ? clock_us() - start : 0;
 }
 
-static const char *
-cmd_logon(struct skynet_context *context, const char *param) {
-	uint32_t handle;
-	struct skynet_context *ctx = grab_target(context, param, &handle);
-	if (ctx == NULL)
-		return NULL;
-	if (ATOM_LOAD(&ctx->logfile) == NULL) {
-		FILE *f = skynet_log_open(context, handle);
-		if (f && !ATOM_CAS(&ctx->logfile, NULL, (void *)f))
-			fclose(f); // another LOGON won the race
-	}
-	skynet_context_release(ctx);
-	return NULL;
+bool
+skynet_context_take_endless(struct skynet_context *ctx) {
+	return ATOM_XCHG(&ctx->endless, 0) != 0;
 }
 
-static const char *
-cmd_logoff(struct skynet_context *context, const char *param) {
-	uint32_t handle;
-	struct skynet_context *ctx = grab_target(context, param, &handle);
-	if (ctx == NULL)
-		return NULL;
-	FILE *f = (FILE *)ATOM_XCHG(&ctx->logfile, NULL);
-	if (f)
-		skynet_log_close(context, f, handle);
-	skynet_context_release(ctx);
-	return NULL;
+bool
+skynet_context_log_on(struct skynet_context *ctx, FILE *f) {
+	return ATOM_CAS(&ctx->logfile, NULL, (void *)f);
 }
 
-static const char *
-cmd_signal(struct skynet_context *context, const char *param) {
-	uint32_t handle = tohandle(context, param);
-	if (handle == 0)
-		return NULL;
-	int sig = 0;
-	const char *space = strchr(param, ' ');
-	if (space)
-		sig = (int)strtol(space + 1, NULL, 0);
-	skynet_context_signal(handle, sig);
-	return NULL;
+bool
+skynet_context_is_logging(struct skynet_context *ctx) {
+	return ATOM_LOAD(&ctx->logfile) != NULL;
 }
 
-struct command_func {
-	const char *name;
-	const char *(*func)(struct skynet_context *context, const char *param);
-};
-
-static const struct command_func CMD_FUNCS[] = {
-    {"TIMEOUT", cmd_timeout},
-    {"REG", cmd_reg},
-    {"QUERY", cmd_query},
-    {"NAME", cmd_name},
-    {"EXIT", cmd_exit},
-    {"KILL", cmd_kill},
-    {"LAUNCH", cmd_launch},
-    {"GETENV", cmd_getenv},
-    {"SETENV", cmd_setenv},
-    {"STARTTIME", cmd_starttime},
-    {"NOW", cmd_now},
-    {"ABORT", cmd_abort},
-    {"MONITOR", cmd_monitor},
-    {"STAT", cmd_stat},
-    {"ENDLESS", cmd_endless},
-    {"LOGON", cmd_logon},
-    {"LOGOFF", cmd_logoff},
-    {"SIGNAL", cmd_signal},
-    {"GLOBALNAME", cmd_globalname},
-    {NULL, NULL},
-};
-
-const char *
-skynet_command(struct skynet_context *context, const char *cmd, const char *param) {
-	for (const struct command_func *method = CMD_FUNCS; method->name; method++) {
-		if (strcmp(cmd, method->name) == 0)
-			return method->func(context, param);
-	}
-	return NULL;
+FILE *
+skynet_context_log_off(struct skynet_context *ctx) {
+	return (FILE *)ATOM_XCHG(&ctx->logfile, NULL);
 }
 
 /* Allocate a session, copy the payload unless donated, fold the type into sz. */
@@ -921,7 +500,7 @@ skynet_send(struct skynet_context *context, uint32_t source, uint32_t destinatio
 	}
 	filter_args(context, type, &session, &data, &sz);
 	if (source == 0)
-		source = context->handle;
+		source = context->box.handle;
 	if (destination == 0) {
 		if (data) {
 			skynet_error(context, "error: destination address can't be 0");
@@ -941,7 +520,7 @@ skynet_send(struct skynet_context *context, uint32_t source, uint32_t destinatio
 	    .data = data,
 	    .sz = sz,
 	};
-	if (skynet_context_push(destination, &smsg)) {
+	if (skynet_post(destination, &smsg)) {
 		skynet_free(data);
 		return SKYNET_EDEAD;
 	}
@@ -952,7 +531,7 @@ int
 skynet_sendname(struct skynet_context *context, uint32_t source, const char *addr, int type,
                 int session, void *data, size_t sz) {
 	if (source == 0)
-		source = context->handle;
+		source = context->box.handle;
 	uint32_t des = 0;
 	if (addr[0] == ':') {
 		des = (uint32_t)strtoul(addr + 1, NULL, 16);
@@ -993,23 +572,9 @@ skynet_callback(struct skynet_context *context, void *ud, skynet_cb cb) {
 }
 
 void
-skynet_context_send(struct skynet_context *ctx, void *msg, size_t sz, uint32_t source, int type,
-                    int session) {
-	struct skynet_message smsg = {
-	    .source = source,
-	    .session = session,
-	    .data = msg,
-	    .sz = skynet_message_sz(type, sz),
-	};
-	skynet_mq_push(ctx->queue, &smsg);
-}
-
-void
 skynet_globalinit(void) {
 	ATOM_INIT(&G_NODE.total, 0);
 	ATOM_INIT(&G_NODE.released, 0);
-	ATOM_INIT(&G_NODE.exit_status, 0);
-	G_NODE.monitor_exit = 0;
 	G_NODE.profile = true;
 	if (pthread_key_create(&G_NODE.handle_key, NULL)) {
 		fprintf(stderr, "pthread_key_create failed");
@@ -1018,11 +583,6 @@ skynet_globalinit(void) {
 	G_NODE.init = 1;
 	// The main thread gets a small negative id, like the other non-worker threads.
 	skynet_initthread(THREAD_MAIN);
-}
-
-int
-skynet_exit_status(void) {
-	return ATOM_LOAD(&G_NODE.exit_status);
 }
 
 void

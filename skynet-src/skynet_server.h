@@ -2,15 +2,19 @@
 #define SKYNET_SERVER_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * Service contexts: creation, reference counting, message delivery and the
  * dispatch loop the worker threads run.
  */
 
 #include "skynet.h"
 #include "skynet_mq.h"
+#include "skynet_post.h"
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct skynet_monitor;
 
@@ -41,7 +45,6 @@ void skynet_context_grab(struct skynet_context *ctx);
 void skynet_context_reserve(struct skynet_context *ctx);
 /* Drop a reference; frees ctx on the last one. Returns NULL if freed, else ctx. */
 struct skynet_context *skynet_context_release(struct skynet_context *ctx);
-uint32_t skynet_context_handle(struct skynet_context *ctx);
 
 /*
  * Retire handle's service, every part of it: its handle and names go from
@@ -55,22 +58,12 @@ int skynet_context_retire(uint32_t handle);
 void skynet_context_retireall(void);
 
 /*
- * Queue msg for handle. Takes ownership of msg->data on success only:
- * returns 0, or SKYNET_EDEAD (the caller still owns msg->data). Thread-safe.
- */
-int skynet_context_push(uint32_t handle, struct skynet_message *msg);
-/* Queue a message from source to ctx, copying nothing. */
-void skynet_context_send(struct skynet_context *ctx, void *msg, size_t sz, uint32_t source,
-                         int type, int session);
-/*
  * Free the payload of a message that will never be dispatched (its service
- * is gone, or the node stops): a socket event with the buffer it owns, a
- * multicast message with its package reference (skynet.h), anything else
- * with skynet_free. Thread-safe.
+ * is gone, or the node stops): a socket event with the buffer it owns
+ * (skynet_socket_message_free), any other type by its installed release
+ * function (skynet_payload_set_release) or skynet_free. Thread-safe.
  */
 void skynet_message_discard(struct skynet_message *msg);
-/* Allocate a fresh session from ctx (1..0x7fffffff, wrapping). */
-int skynet_context_newsession(struct skynet_context *ctx);
 
 /*
  * Worker step: run a batch from q (or from a queue popped from the global
@@ -92,38 +85,31 @@ void skynet_context_dispatchall(struct skynet_context *ctx);
 int skynet_context_total(void);
 /* How many contexts were freed since the start (only grows). */
 size_t skynet_context_released(void);
-/* The status the process exits with: 0, or what the last "ABORT status" set. Thread-safe. */
-int skynet_exit_status(void);
-
-/* ---- socket flow control (see skynet_socket.h and skynet_socket.c) ---- */
-
-#define SKYNET_FLOW_HIGH_MSGS  1024      // default socket_flow_high_msgs
-#define SKYNET_FLOW_HIGH_BYTES (1 << 20) // default socket_flow_high_bytes
 
 /*
- * Set the mailbox high-water marks (messages, payload bytes; 0 turns that
- * limit off); the low-water marks are a quarter of them. Before any thread.
+ * For the text commands (skynet_command.c). ctx's result buffer,
+ * SKYNET_RESULT_SIZE bytes: borrowed, valid while ctx lives; only the
+ * thread running ctx writes it.
  */
-void skynet_flow_config(int high_msgs, size_t high_bytes);
+#define SKYNET_RESULT_SIZE 32
+char *skynet_context_result(struct skynet_context *ctx);
+/* ctx's figures as STAT and skynet_service_stats report them. Thread-safe. */
+void skynet_context_stat(struct skynet_context *ctx, struct skynet_service_stat *st);
 /*
- * Add delta (negative: release) to the requests ctx took out of its
- * mailbox but still holds (parked coroutines); they count as waiting
- * messages for flow control. Never goes below 0. Returns the new count.
- * Call from ctx's own callback (a release then ends in the dispatch batch
- * that checks the low-water mark). Thread-safe.
+ * Microseconds the message running on ctx has taken so far; 0 when none
+ * runs or profiling is off for ctx. From ctx's own callback.
  */
-int skynet_context_flow_hold(struct skynet_context *ctx, int delta);
-/* False when both limits are off. */
-bool skynet_flow_enabled(void);
-/* ctx's mailbox is at or above a high-water mark. Socket thread. */
-bool skynet_context_flow_high(struct skynet_context *ctx);
+uint64_t skynet_context_running_us(struct skynet_context *ctx);
+/* Read and clear ctx's endless flag (skynet_context_endless). Thread-safe. */
+bool skynet_context_take_endless(struct skynet_context *ctx);
 /*
- * Mark ctx: sockets were flow-paused for it. Returns false when its
- * mailbox had already fallen to the low-water mark and the mark was taken
- * back: the caller then resumes those sockets itself. Socket thread, with
- * a reference on ctx.
+ * ctx's message log (skynet_log.h): install f unless one is set (false: one
+ * was, f stays the caller's), tell whether one is set, take it away (the
+ * caller closes it; NULL when none). Thread-safe.
  */
-bool skynet_context_flow_mark(struct skynet_context *ctx);
+bool skynet_context_log_on(struct skynet_context *ctx, FILE *f);
+bool skynet_context_is_logging(struct skynet_context *ctx);
+FILE *skynet_context_log_off(struct skynet_context *ctx);
 
 /* Process-wide setup (thread-local current handle, counters). Call once. */
 void skynet_globalinit(void);

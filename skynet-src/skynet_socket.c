@@ -20,26 +20,11 @@
  * whose listener it no longer knows), or dropped here or in drop_orphan.
  * NOTICE results are logged (rate-limited by the server).
  *
- * Flow control. After a DATA message went to the owner, the socket thread
- * checks the mailbox of the socket's consumer (socket_message.consumer),
- * and then the owner's if it differs (skynet_context_flow_high; requests a
- * service declared held, skynet_socket_flow_hold, count as mail). A
- * service at or above the high-water mark gets the socket flow-paused
- * with its handle as the key, then its context is marked
- * (skynet_context_flow_mark). The worker that ends a dispatch batch of a
- * marked service whose mailbox is down to the low-water mark clears the
- * mark and asks for skynet_socket_flow_resume(handle); so does the
- * service's last release. No wake-up is lost: the mark is stored before
- * the mailbox is read again under the queue lock (skynet_context_flow_mark
- * takes the mark back and the socket thread resumes at once when the
- * mailbox drained meanwhile), and a worker's check follows its pops under
- * that same lock, so either the worker sees the mark or the socket thread
- * sees the drained mailbox; a mailbox not yet drained has messages, hence
- * a later batch that checks again. The context is held (grabbed) from the
- * check to the mark, so a service that dies meanwhile finds the mark in
- * its last release and resumes its sockets. Costs: two mailbox reads per
- * DATA on the socket thread; one relaxed load per dispatch batch on the
- * workers while nothing is paused.
+ * Flow control (the protocol is at the top of skynet_flow.c): after a DATA
+ * message went to the owner, the socket thread asks skynet_flow whether
+ * the consumer's mailbox, then the owner's, is too full, and pauses the
+ * socket keyed by that service's handle; skynet_socket_flow_resume undoes
+ * it for a handle.
  *
  * The socket server is a self-contained library (it includes nothing of
  * the runtime): this file adapts it. It hands the server skynet's
@@ -47,12 +32,13 @@
  * are (equal values, checked below at compile time), and converts its
  * socket_server_info snapshot into the public struct skynet_socket_info.
  */
-#include "skynet_socket.h"
+#include "skynet_socket_internal.h"
 
 #include "skynet.h"
+#include "skynet_flow.h"
 #include "skynet_handle.h"
 #include "skynet_mq.h"
-#include "skynet_server.h"
+#include "skynet_post.h"
 #include "skynet_timer.h"
 #include "socket_server.h"
 
@@ -117,11 +103,6 @@ skynet_socket_free(void) {
 	SOCKET_SERVER = NULL;
 }
 
-void
-skynet_socket_updatetime(void) {
-	socket_server_updatetime(SOCKET_SERVER, skynet_now());
-}
-
 bool
 skynet_socket_is_idle(void) {
 	return socket_server_is_idle(SOCKET_SERVER);
@@ -172,11 +153,11 @@ flow_over(int id, uint32_t handle) {
 	struct skynet_context *ctx = skynet_handle_grab(handle);
 	if (ctx == NULL)
 		return false;
-	bool paused = skynet_context_flow_high(ctx) &&
-	              socket_server_flow_pause(SOCKET_SERVER, id, (uintptr_t)handle);
-	if (paused && !skynet_context_flow_mark(ctx))
+	bool paused =
+	    skynet_flow_is_high(ctx) && socket_server_flow_pause(SOCKET_SERVER, id, (uintptr_t)handle);
+	if (paused && !skynet_flow_mark(ctx))
 		socket_server_flow_resume(SOCKET_SERVER, (uintptr_t)handle); // drained meanwhile
-	skynet_context_release(ctx);
+	skynet_handle_drop(ctx);
 	return paused;
 }
 
@@ -217,7 +198,7 @@ forward_message(int type, const struct socket_message *result) {
 	    .data = sm,
 	    .sz = skynet_message_sz(PTYPE_SOCKET, sz),
 	};
-	if (skynet_context_push((uint32_t)result->opaque, &message) != 0) {
+	if (skynet_post((uint32_t)result->opaque, &message) != 0) {
 		skynet_free(sm->buffer);
 		skynet_free(sm);
 		drop_orphan(type, result);
@@ -244,6 +225,15 @@ skynet_socket_poll(void) {
 		forward_message(type, &result);
 		return 1;
 	}
+}
+
+size_t
+skynet_socket_message_bytes(const void *payload, size_t sz) {
+	if (sz < sizeof(struct skynet_socket_message))
+		return 0;
+	const struct skynet_socket_message *sm = payload;
+	bool carries = sm->type == SKYNET_SOCKET_TYPE_DATA || sm->type == SKYNET_SOCKET_TYPE_UDP;
+	return carries && sm->ud > 0 ? (size_t)sm->ud : 0;
 }
 
 void
@@ -315,7 +305,7 @@ skynet_socket_consumer(struct skynet_context *ctx, int id, uint32_t handle) {
 
 int
 skynet_socket_flow_hold(struct skynet_context *ctx, int delta) {
-	return skynet_context_flow_hold(ctx, delta);
+	return skynet_flow_hold(ctx, delta);
 }
 
 static int

@@ -71,15 +71,17 @@
 #include "skynet_start.h"
 
 #include "skynet.h"
+#include "skynet_command.h"
 #include "skynet_daemon.h"
 #include "skynet_env.h"
+#include "skynet_flow.h"
 #include "skynet_handle.h"
 #include "skynet_harbor.h"
 #include "skynet_module.h"
 #include "skynet_monitor.h"
 #include "skynet_mq.h"
 #include "skynet_server.h"
-#include "skynet_socket.h"
+#include "skynet_socket_internal.h"
 #include "skynet_timer.h"
 #include "atomic.h"
 #include "skynet_cond.h"
@@ -118,7 +120,7 @@ struct worker_parm {
 	int weight;
 };
 
-static struct monitor *M = NULL;
+static struct monitor *THREADS = NULL; // the threads' shared state, while the node runs
 /*
  * Set by the SIGHUP handler, on whichever thread the signal lands; cleared by
  * the timer thread. An atomic (lock-free for int, so safe in a handler): a
@@ -134,7 +136,7 @@ handle_hup(int signal) {
 
 static void
 wakeup(void) {
-	struct monitor *m = M;
+	struct monitor *m = THREADS;
 	ATOM_FENCE(); // order the global-queue append before these reads (see top comment)
 	if (ATOM_LOAD(&m->spinning) > 0)
 		return;
@@ -147,7 +149,7 @@ wakeup(void) {
 
 static void
 kick_timer(void) {
-	struct monitor *m = M;
+	struct monitor *m = THREADS;
 	skynet_cond_lock(&m->kick);
 	m->kicked = true;
 	skynet_cond_signal(&m->kick);
@@ -189,7 +191,7 @@ signal_hup(void) {
 		    .data = NULL,
 		    .sz = skynet_message_sz(PTYPE_SYSTEM, 0),
 		};
-		skynet_context_push(logger, &msg);
+		skynet_post(logger, &msg);
 	}
 }
 
@@ -267,8 +269,11 @@ thread_monitor(void *p) {
 		skynet_cond_unlock(&m->idle);
 		if (ATOM_LOAD(&m->quit) || skynet_context_total() == 0)
 			break;
-		for (int i = 0; i < m->count; i++)
-			skynet_monitor_check(m->m[i]);
+		for (int i = 0; i < m->count; i++) {
+			uint32_t stuck = skynet_monitor_check(m->m[i]);
+			if (stuck != 0)
+				skynet_context_endless(stuck);
+		}
 		trim_heap(m);
 	}
 	return NULL;
@@ -366,7 +371,7 @@ run_threads(int thread, bool virtual_time, bool trim) {
 	skynet_cond_init(&m->cond);
 	skynet_cond_init(&m->kick);
 	skynet_cond_init(&m->idle);
-	M = m;
+	THREADS = m;
 	skynet_mq_set_wakeup(wakeup);
 	skynet_timer_set_kick(kick_timer);
 	if (virtual_time)
@@ -388,7 +393,7 @@ run_threads(int thread, bool virtual_time, bool trim) {
 	skynet_mq_set_wakeup(NULL);
 	skynet_timer_set_kick(NULL);
 	skynet_socket_set_idle_cb(NULL);
-	M = NULL;
+	THREADS = NULL;
 	for (int i = 0; i < thread; i++)
 		skynet_monitor_delete(m->m[i]);
 	skynet_free(m->m);
@@ -449,6 +454,7 @@ skynet_start(struct skynet_config *config) {
 	skynet_harbor_init(config->harbor);
 	skynet_handle_init(config->harbor, skynet_context_grab, skynet_context_release);
 	skynet_mq_init();
+	skynet_mq_set_weigh(PTYPE_SOCKET, skynet_socket_message_bytes);
 	skynet_module_init(config->module_path);
 	skynet_timer_init(config->virtual_time);
 	skynet_socket_init();

@@ -2,6 +2,8 @@
 #define SKYNET_START_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * Node boot and the thread model: set up every subsystem,
  * launch the logger and the bootstrap service, run the worker, timer and
  * monitor threads until the last service exits, then tear everything down.

@@ -59,8 +59,7 @@
 #include "skynet_timer.h"
 
 #include "skynet.h"
-#include "skynet_mq.h"
-#include "skynet_server.h"
+#include "skynet_post.h"
 #include "skynet_wheel.h"
 #include "atomic.h"
 #include "skynet_cond.h"
@@ -92,9 +91,7 @@ static struct timer_state *TIMER;
 
 static uint64_t
 monotonic_cs(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 100 + (uint64_t)ts.tv_nsec / 10000000;
+	return skynet_monotonic_ns() / 10000000;
 }
 
 static skynet_timer_clock_cb CLOCK = monotonic_cs;
@@ -139,11 +136,6 @@ skynet_timer_exit(void) {
 	skynet_free(t);
 }
 
-bool
-skynet_timer_is_virtual(void) {
-	return TIMER->virtual_time;
-}
-
 static uint64_t current_cs(const struct timer_state *t);
 
 uint64_t
@@ -155,13 +147,6 @@ skynet_now(void) {
 uint32_t
 skynet_starttime(void) {
 	return TIMER->starttime;
-}
-
-uint64_t
-skynet_thread_time(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 /* now_cs plus the centiseconds elapsed since the timer thread last published it. */
@@ -183,7 +168,7 @@ push_response(uint32_t handle, int session) {
 	    .data = NULL,
 	    .sz = skynet_message_sz(PTYPE_RESPONSE, 0),
 	};
-	return skynet_context_push(handle, &msg);
+	return skynet_post(handle, &msg);
 }
 
 /* A service that is gone gets nothing: the message has no data to free. */
@@ -258,6 +243,13 @@ skynet_timer_cancel(uint32_t handle, int session) {
 	int err = skynet_wheel_cancel(t->wheel, handle, session);
 	SPIN_UNLOCK(t);
 	return err;
+}
+
+int
+skynet_timeout_new(struct skynet_context *ctx, int time_cs) {
+	int session = skynet_context_newsession(ctx);
+	skynet_timeout(skynet_context_handle(ctx), time_cs, session);
+	return session;
 }
 
 int
@@ -342,9 +334,7 @@ static uint64_t
 monotonic_us(void) {
 	if (CLOCK != monotonic_cs)
 		return CLOCK() * 10000;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	return skynet_monotonic_ns() / 1000;
 }
 
 uint64_t

@@ -2,6 +2,8 @@
 #define SKYNET_TIMER_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * The node's timer service: one wheel (skynet_wheel.h) driven by the timer
  * thread from CLOCK_MONOTONIC in centiseconds, or, in virtual time, by the
  * scheduler whenever the node is idle. Expired timers become PTYPE_RESPONSE
@@ -18,8 +20,6 @@
 void skynet_timer_init(bool virtual_time);
 /* Free everything (pending timers are dropped). Call after every thread stopped. */
 void skynet_timer_exit(void);
-/* True when the node runs on virtual time. */
-bool skynet_timer_is_virtual(void);
 
 /*
  * Deliver a response to handle with session after time_cs centiseconds:
@@ -92,9 +92,6 @@ void skynet_timer_set_clock(skynet_timer_clock_cb clock);
 
 /* Node start, UTC seconds (the wall clock at init, in virtual time too). Thread-safe. */
 uint32_t skynet_starttime(void);
-
-/* CPU time used by the calling thread, in microseconds. Thread-safe. */
-uint64_t skynet_thread_time(void);
 
 /* Pending timers owned by handle, or in total when handle is 0. Thread-safe. */
 size_t skynet_timer_pending(uint32_t handle);

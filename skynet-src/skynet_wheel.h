@@ -2,6 +2,8 @@
 #define SKYNET_WHEEL_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * The timer wheel as a pure data structure: no clock, no thread, no lock.
  * Time is a 32-bit tick counter that wraps; the caller (skynet_timer.c, or
  * a test driving a fake clock) moves it forward with skynet_wheel_advance.

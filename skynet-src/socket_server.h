@@ -2,6 +2,8 @@
 #define SKYNET_SOCKET_SERVER_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * The epoll socket server: a table of SOCKET_SERVER_MAX sockets driven by one
  * thread calling socket_server_poll, and commands any thread may issue. It
  * knows nothing of services: an owner is an opaque uintptr_t carried into

@@ -2,6 +2,8 @@
 #define SKYNET_SPINLOCK_H
 
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * Test-and-test-and-set spinlock for O(1) critical sections only: never call
  * a callback, skynet_send, skynet_error, Lua or a blocking syscall while
  * holding one. A waiter that has spun a few microseconds yields its core

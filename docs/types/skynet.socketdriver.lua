@@ -4,9 +4,6 @@
 
 ---@alias skynet.socketdriver.payload string|string[]|lightuserdata|userdata
 
----A read buffer (a FIFO of received bytes).
----@class skynet.socketdriver.buffer: userdata
-
 local driver = {}
 
 ---Starts a connection; CONNECT or ERROR follows.
@@ -138,47 +135,5 @@ function driver.str2p(str) end
 ---@param str string
 ---@return integer
 function driver.header(str) end
-
----A new, empty read buffer.
----@return skynet.socketdriver.buffer
-function driver.buffer() end
-
----Takes ownership of msg; returns the bytes now buffered.
----@param buf skynet.socketdriver.buffer
----@param pool any ignored (skynet compatibility)
----@param msg lightuserdata
----@param sz integer
----@return integer
-function driver.push(buf, pool, msg, sz) end
-
----Exactly n bytes, or nil when fewer are buffered.
----@param buf skynet.socketdriver.buffer
----@param pool any
----@param n integer
----@return string?
-function driver.pop(buf, pool, n) end
-
----Everything buffered ("" when empty).
----@param buf skynet.socketdriver.buffer
----@param pool any
----@return string
-function driver.readall(buf, pool) end
-
----The bytes before the first sep (sep consumed), or nil; with pool nil only tests for a line.
----@param buf skynet.socketdriver.buffer
----@param pool any
----@param sep string
----@return string|boolean|nil
-function driver.readline(buf, pool, sep) end
-
----Drops everything buffered.
----@param buf skynet.socketdriver.buffer
----@param pool any
-function driver.clear(buf, pool) end
-
----Bytes buffered.
----@param buf skynet.socketdriver.buffer
----@return integer
-function driver.size(buf) end
 
 return driver

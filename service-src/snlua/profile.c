@@ -31,6 +31,7 @@
 #include "profile.h"
 #include "instance.h"
 #include "trap.h"
+#include "skynet.h"
 
 #include <lauxlib.h>
 
@@ -48,13 +49,6 @@ struct co_profile {
 
 /* Registry key: its address is unique per process. */
 static const char PROFILE_TABLE_KEY = 0;
-
-static uint64_t
-mono_ns(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static struct co_profile *
 profile_of(lua_State *co) {
@@ -82,14 +76,14 @@ resume_accounted(lua_State *L, lua_State *co, int narg) {
 	struct snlua *l = snlua_of(L);
 	struct co_profile *p = profile_of(co);
 	if (p != NULL)
-		p->run_start_ns = mono_ns();
+		p->run_start_ns = skynet_monotonic_ns();
 	snlua_trap_set_active(l, co);
 	int nres = 0;
 	int status = lua_resume(co, L, narg, &nres);
 	snlua_trap_set_active(l, L);
 	p = profile_of(co); // co may have started or stopped its own profile
 	if (p != NULL && p->run_start_ns != 0) {
-		p->total_ns += mono_ns() - p->run_start_ns;
+		p->total_ns += skynet_monotonic_ns() - p->run_start_ns;
 		p->run_start_ns = 0;
 	}
 	if (status != LUA_OK && status != LUA_YIELD) {
@@ -206,7 +200,7 @@ profile_start(lua_State *L) {
 	lua_pop(L, 1);
 	struct co_profile *p = lua_newuserdatauv(L, sizeof(*p), 0);
 	p->total_ns = 0;
-	p->run_start_ns = is_on_call_chain(L, co) ? mono_ns() : 0;
+	p->run_start_ns = is_on_call_chain(L, co) ? skynet_monotonic_ns() : 0;
 	lua_rawset(L, -3);
 	if (!is_main_thread(L, co))
 		set_profile_of(co, p);
@@ -225,7 +219,7 @@ profile_stop(lua_State *L) {
 	struct co_profile *p = lua_touserdata(L, -1);
 	uint64_t ns = p->total_ns;
 	if (p->run_start_ns != 0)
-		ns += mono_ns() - p->run_start_ns;
+		ns += skynet_monotonic_ns() - p->run_start_ns;
 	lua_pop(L, 1);
 	lua_pushnil(L);
 	lua_rawset(L, -3);

@@ -45,7 +45,7 @@ printf 'return socket\n' >> "$TMP/r/lualib/skynet/socket.lua"
 expect "new Lua function" 1 "skynet.socket.brand_new has no reference entry"
 
 fresh
-sed -i 's/{"size", lsize},/{"size", lsize}, {"fresh_c", lsize},/' "$TMP/r/lualib-src/lua-socket.c"
+sed -i 's/{"header", lheader},/{"header", lheader}, {"fresh_c", lheader},/' "$TMP/r/lualib-src/lua-socket.c"
 expect "new C function" 1 "skynet.socketdriver.fresh_c has no reference entry"
 
 fresh

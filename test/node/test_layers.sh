@@ -18,6 +18,14 @@
 #                         nor skynet_server.h (the table calls nothing above)
 #   retire_via_server     only skynet_server.c calls skynet_handle_retire
 #                         (it also drops the service's timers)
+#   headers_marked        each skynet-src header says which it is: a public
+#                         one's top comment opens with "Public header", an
+#                         internal one's with "Internal"
+#   headers_only_included no C file of any folder (lualib-src/*/ and
+#                         service-src/*/ included) #includes a .c file
+#   no_cycles             no circle among skynet-src modules, in the
+#                         include graph, the call graph (nm on the built
+#                         objects) or both (test/lint/cycles.sh)
 # Then each rule is broken once on purpose, in a copy of the sources, and
 # must be reported at the right file and line.
 root=$(pwd)
@@ -54,7 +62,8 @@ public_headers_only() {
 		echo "skynet-src/skynet.h:1: no 'Public headers:' line"
 		return
 	fi
-	(cd "$1" && includes service-src/*.c service-src/*/*.[ch] lualib-src/*.c lualib-src/*.h) |
+	(cd "$1" && includes service-src/*.c service-src/*/*.[ch] lualib-src/*.[ch] \
+		lualib-src/*/*.[ch]) |
 		while IFS=: read -r f l name; do
 			base=${name##*/}
 			[ -f "$1/skynet-src/$base" ] || continue
@@ -118,8 +127,46 @@ retire_via_server() {
 	done
 }
 
+headers_marked() {
+	public=$(sed -n 's/^[ *]*Public headers: *\(.*\)$/\1/p' "$1/skynet-src/skynet.h")
+	for h in "$1"/skynet-src/*.h; do
+		base=${h##*/}
+		case " $public " in
+		*" $base "*) want="Public header" ;;
+		*) want="Internal" ;;
+		esac
+		# The first comment line after the opening "/*" (skynet.h: "The public API").
+		first=$(awk '/^\/\*/ { getline; print; exit }' "$h")
+		n=$(grep -n -m 1 '^/\*' "$h" | cut -d: -f1)
+		case "$first" in
+		" * $want"* | " * The public API"*) ;;
+		*) echo "skynet-src/$base:$((n + 1)): top comment does not open with \"$want\"" ;;
+		esac
+	done
+}
+
+headers_only_included() {
+	(cd "$1" && includes skynet-src/*.[ch] service-src/*.[ch] service-src/*/*.[ch] \
+		lualib-src/*.[ch] lualib-src/*/*.[ch]) | while IFS=: read -r f l name; do
+		case "$name" in
+		*.c) echo "$f:$l: includes the C file $name (link its object instead)" ;;
+		esac
+	done
+}
+
+# The core's objects of this build (SKYNET_BUILD=. keeps them in build/default).
+case "${SKYNET_BUILD:-.}" in
+.) OBJ_CORE=build/default/core ;;
+*) OBJ_CORE=$SKYNET_BUILD/obj/core ;;
+esac
+
+no_cycles() {
+	sh "$root/test/lint/cycles.sh" "$1" "${2:-$root/$OBJ_CORE}" | sed 's/^/skynet-src: /'
+}
+
 RULES="lua_only_in_config public_headers_only socket_server_alone
-socket_server_builds_alone handle_table_below retire_via_server"
+socket_server_builds_alone handle_table_below retire_via_server headers_marked
+headers_only_included no_cycles"
 
 # The tree as it is: every rule holds.
 for rule in $RULES; do
@@ -159,5 +206,39 @@ breaks socket_server_alone skynet-src/spinlock.h '#include "skynet.h"'
 breaks socket_server_builds_alone skynet-src/socket_server.c '#include "skynet.h"'
 breaks handle_table_below skynet-src/skynet_handle.c '#include "skynet_timer.h"'
 breaks retire_via_server skynet-src/skynet_start.c 'static void f(void) { skynet_handle_retire(1); }'
+breaks public_headers_only lualib-src/sproto/sproto.c '#include "skynet_server.h"'
+breaks public_headers_only lualib-src/bson/lua-bson.c '#include "../../skynet-src/skynet_mq.h"'
+# An internal header that does not say so: its marker line is changed.
+copy_tree
+sed -i '0,/^ \* Internal/s//  * Reachable/' "$dir/tree/skynet-src/skynet_mq.h"
+headers_marked "$dir/tree" >"$dir/out"
+sed 's/^/    | /' "$dir/out"
+[ "$(grep -c . "$dir/out")" -eq 1 ] && grep -q "^skynet-src/skynet_mq.h:" "$dir/out"
+check detects_headers_marked $?
+breaks headers_only_included lualib-src/sproto/sproto.c '#include "../../skynet-src/skynet_malloc.c"'
+
+# plants NAME KIND A B: the copy in $dir/tree (and $dir/obj) must make
+# no_cycles report a KIND circle through modules A and B.
+plants() {
+	no_cycles "$dir/tree" "$dir/obj" >"$dir/out"
+	sed 's/^/    | /' "$dir/out"
+	grep -q "cycles: $2: .*$3" "$dir/out" && grep "cycles: $2: " "$dir/out" | grep -q "$4"
+	check "detects_$1" $?
+}
+
+# An include circle: the post layer includes the context layer above it.
+copy_tree
+rm -rf "$dir/obj" && cp -r "$root/$OBJ_CORE" "$dir/obj"
+sed -i '0,/^#include "skynet_post.h"$/s//&\n#include "skynet_server.h"/' "$dir/tree/skynet-src/skynet_post.c"
+plants include_cycle includes skynet_post skynet_server
+
+# A call circle: the post layer calls skynet_error, which posts (planted in
+# the object only; the includes stay as they are).
+copy_tree
+rm -rf "$dir/obj" && cp -r "$root/$OBJ_CORE" "$dir/obj"
+printf 'void\nplanted(void) {\n\tskynet_error(NULL, "planted");\n}\n' >>"$dir/tree/skynet-src/skynet_post.c"
+${CC:-cc} -std=gnu11 -c -I"$dir/tree/skynet-src" -o "$dir/obj/skynet_post.o" \
+	"$dir/tree/skynet-src/skynet_post.c"
+plants call_cycle calls skynet_post skynet_error
 
 summary

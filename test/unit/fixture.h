@@ -16,6 +16,7 @@
 #include "skynet_module.h"
 #include "skynet_mq.h"
 #include "skynet_server.h"
+#include "skynet_socket_internal.h"
 #include "skynet_timer.h"
 
 static void
@@ -23,6 +24,7 @@ fixture_setup(int harbor, const struct skynet_module *mods, size_t n, bool virtu
 	skynet_harbor_init(harbor);
 	skynet_handle_init(harbor, skynet_context_grab, skynet_context_release);
 	skynet_mq_init();
+	skynet_mq_set_weigh(PTYPE_SOCKET, skynet_socket_message_bytes);
 	skynet_module_init("");
 	for (size_t i = 0; i < n; i++)
 		skynet_module_insert(&mods[i]);

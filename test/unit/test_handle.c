@@ -313,7 +313,7 @@ conc_prober(void *ud) {
 		int created = ATOM_LOAD(&CONC_CREATED);
 		uint32_t first = created > CREATORS ? (uint32_t)(created - CREATORS) + 1 : 1;
 		for (uint32_t h = first; h < first + 2 * CREATORS; h++) {
-			if (skynet_context_push(h, &msg) == 0)
+			if (skynet_post(h, &msg) == 0)
 				ATOM_FINC(&CONC_HITS);
 			struct skynet_context *ctx = skynet_handle_grab(h);
 			if (ctx) {

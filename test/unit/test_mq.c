@@ -3,7 +3,7 @@
 
 #include "skynet.h"
 #include "skynet_mq.h"
-#include "skynet_socket.h"
+#include "skynet_socket_internal.h"
 
 #include <stdbool.h>
 
@@ -283,6 +283,7 @@ msg_sized(int type, void *data, size_t sz) {
 static void
 bytes_follow_the_payloads(int *failed) {
 	skynet_mq_init();
+	skynet_mq_set_weigh(PTYPE_SOCKET, skynet_socket_message_bytes);
 	struct message_queue *q = skynet_mq_create(3);
 	TT_CHECK(skynet_mq_bytes(q) == 0);
 	struct skynet_socket_message data = {.type = SKYNET_SOCKET_TYPE_DATA, .id = 1, .ud = 1000};
@@ -352,6 +353,7 @@ bytes_follow_the_payloads(int *failed) {
 static void
 bytes_never_drift(int *failed) {
 	skynet_mq_init();
+	skynet_mq_set_weigh(PTYPE_SOCKET, skynet_socket_message_bytes);
 	struct message_queue *q = skynet_mq_create(4);
 	size_t hdr = sizeof(struct skynet_socket_message);
 	struct skynet_socket_message sm = {.type = SKYNET_SOCKET_TYPE_DATA, .ud = 10};

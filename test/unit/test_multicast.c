@@ -1,9 +1,11 @@
 /*
- * Multicast package references in the core: a PTYPE_MULTICAST message
- * holding a package pointer owns one reference, which the core drops when
- * it frees the message (after the callback, or unread when the service is
- * gone or the node stops); a receiver can take the reference over; a failed
- * send leaves it with the sender.
+ * Payload release functions in the core (skynet_payload_set_release), on
+ * the multicast shape: a PTYPE_MULTICAST message holding a package pointer
+ * owns one reference, which the installed release function drops whenever
+ * the core frees the message (after the callback, or unread when the
+ * service is gone or the node stops); a receiver can take the reference
+ * over; a failed send leaves it with the sender. The package and its
+ * release function are the test's, the shape of lualib-src/lua-multicast.c.
  */
 #include "tt.h"
 
@@ -15,9 +17,39 @@
 
 #include <string.h>
 
+struct package {
+	ATOM_INT ref;
+	uint32_t size;
+	void *data;
+};
+
+static void
+package_release(struct package *pkg) {
+	if (ATOM_FDEC(&pkg->ref) == 1) {
+		skynet_free(pkg->data);
+		skynet_free(pkg);
+	}
+}
+
+static void
+release_delivery(int type, void *data, size_t sz) {
+	if (data != NULL && sz == sizeof(struct package *)) {
+		struct package *pkg;
+		memcpy(&pkg, data, sizeof(pkg));
+		if (pkg != NULL)
+			package_release(pkg);
+	}
+	skynet_free(data);
+}
+
+static void
+other_release(int type, void *data, size_t sz) {
+	skynet_free(data);
+}
+
 static int SEEN;       // multicast messages the recorder callback got
 static bool TAKE_OVER; // the callback clears the payload's pointer
-static struct skynet_multicast_package *TAKEN;
+static struct package *TAKEN;
 
 static int
 record_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
@@ -56,9 +88,9 @@ setup(void) {
 }
 
 /* A package with ref references; the test keeps one more to watch the count. */
-static struct skynet_multicast_package *
+static struct package *
 new_package(int ref) {
-	struct skynet_multicast_package *pkg = skynet_malloc(sizeof(*pkg));
+	struct package *pkg = skynet_malloc(sizeof(*pkg));
 	ATOM_INIT(&pkg->ref, ref + 1);
 	pkg->size = 5;
 	pkg->data = skynet_malloc(5);
@@ -68,12 +100,12 @@ new_package(int ref) {
 
 /* Deliver one reference of pkg to handle, the way multicastd does (copied pointer). */
 static int
-deliver(uint32_t handle, struct skynet_multicast_package *pkg) {
+deliver(uint32_t handle, struct package *pkg) {
 	return skynet_send(NULL, 0xff, handle, PTYPE_MULTICAST, 256, &pkg, sizeof(pkg));
 }
 
 static int
-refs(struct skynet_multicast_package *pkg) {
+refs(struct package *pkg) {
 	return ATOM_LOAD(&pkg->ref);
 }
 
@@ -94,14 +126,14 @@ static void
 released_after_callback(int *failed) {
 	setup();
 	uint32_t h = skynet_context_new("record", NULL);
-	struct skynet_multicast_package *pkg = new_package(2);
+	struct package *pkg = new_package(2);
 	TT_CHECK(deliver(h, pkg) == 256);
 	TT_CHECK(deliver(h, pkg) == 256);
 	TT_CHECK(refs(pkg) == 3);
 	run_queues();
 	TT_CHECK(SEEN == 2);
 	TT_CHECK(refs(pkg) == 1);
-	skynet_multicast_release(pkg);
+	package_release(pkg);
 	fixture_teardown();
 }
 
@@ -110,13 +142,13 @@ taken_over_by_receiver(int *failed) {
 	setup();
 	TAKE_OVER = true;
 	uint32_t h = skynet_context_new("record", NULL);
-	struct skynet_multicast_package *pkg = new_package(1);
+	struct package *pkg = new_package(1);
 	deliver(h, pkg);
 	run_queues();
 	TT_CHECK(SEEN == 1 && TAKEN == pkg);
 	TT_CHECK(refs(pkg) == 2); // the receiver owns its reference now
-	skynet_multicast_release(pkg);
-	skynet_multicast_release(pkg);
+	package_release(pkg);
+	package_release(pkg);
 	fixture_teardown();
 }
 
@@ -124,11 +156,11 @@ static void
 released_without_callback(int *failed) {
 	setup();
 	uint32_t h = skynet_context_new("silent", NULL);
-	struct skynet_multicast_package *pkg = new_package(1);
+	struct package *pkg = new_package(1);
 	deliver(h, pkg);
 	run_queues();
 	TT_CHECK(refs(pkg) == 1);
-	skynet_multicast_release(pkg);
+	package_release(pkg);
 	fixture_teardown();
 }
 
@@ -136,14 +168,14 @@ static void
 released_when_service_dies_with_queue(int *failed) {
 	setup();
 	uint32_t h = skynet_context_new("record", NULL);
-	struct skynet_multicast_package *pkg = new_package(3);
+	struct package *pkg = new_package(3);
 	for (int i = 0; i < 3; i++)
 		deliver(h, pkg);
 	TT_CHECK(skynet_context_retire(h) == 1);
 	run_queues(); // the queue of a retired service is drained unread
 	TT_CHECK(SEEN == 0);
 	TT_CHECK(refs(pkg) == 1);
-	skynet_multicast_release(pkg);
+	package_release(pkg);
 	fixture_teardown();
 }
 
@@ -152,18 +184,18 @@ failed_send_keeps_reference(int *failed) {
 	setup();
 	uint32_t h = skynet_context_new("record", NULL);
 	skynet_context_retire(h);
-	struct skynet_multicast_package *pkg = new_package(1);
+	struct package *pkg = new_package(1);
 	TT_CHECK(deliver(h, pkg) == SKYNET_EDEAD);
 	TT_CHECK(refs(pkg) == 2);
 	run_queues();
-	skynet_multicast_release(pkg);
-	skynet_multicast_release(pkg);
+	package_release(pkg);
+	package_release(pkg);
 	fixture_teardown();
 }
 
 static void
 discard_at_shutdown(int *failed) {
-	struct skynet_multicast_package *pkg = new_package(1);
+	struct package *pkg = new_package(1);
 	struct skynet_message msg = {.source = 1, .session = 0};
 	msg.data = skynet_malloc(sizeof(pkg));
 	memcpy(msg.data, &pkg, sizeof(pkg));
@@ -178,12 +210,25 @@ discard_at_shutdown(int *failed) {
 	msg.sz = skynet_message_sz(PTYPE_LUA, sizeof(pkg));
 	skynet_message_discard(&msg);
 	TT_CHECK(refs(pkg) == 1);
-	skynet_multicast_release(pkg);
+	package_release(pkg);
+}
+
+/* The first release function installed for a type stays; bad types are refused. */
+static void
+install_rules(int *failed) {
+	TT_CHECK(skynet_payload_set_release(PTYPE_MULTICAST, release_delivery) == 0);
+	TT_CHECK(skynet_payload_set_release(PTYPE_MULTICAST, release_delivery) == 0); // again: fine
+	TT_CHECK(skynet_payload_set_release(PTYPE_MULTICAST, other_release) == SKYNET_EINVAL);
+	TT_CHECK(skynet_payload_set_release(PTYPE_SOCKET, other_release) == SKYNET_EINVAL);
+	TT_CHECK(skynet_payload_set_release(256, other_release) == SKYNET_EINVAL);
+	TT_CHECK(skynet_payload_set_release(-1, other_release) == SKYNET_EINVAL);
+	TT_CHECK(skynet_payload_set_release(PTYPE_TRACE, NULL) == SKYNET_EINVAL);
 }
 
 int
 main(void) {
-	skynet_globalinit(); // the cases run services on this thread
+	skynet_globalinit();   // the cases run services on this thread
+	TT_RUN(install_rules); // first: the cases below rely on its release function
 	TT_RUN(released_after_callback);
 	TT_RUN(taken_over_by_receiver);
 	TT_RUN(released_without_callback);

@@ -26,7 +26,8 @@
 #include "fixture.h"
 #include "skynet.h"
 #include "skynet_cond.h"
-#include "skynet_socket.h"
+#include "skynet_flow.h"
+#include "skynet_socket_internal.h"
 #include "atomic.h"
 
 #include <arpa/inet.h>
