@@ -76,7 +76,10 @@ local function served(host, port)
 	local h = socket.read(fd, 2)
 	local body = h and socket.read(fd, string.unpack(">I2", h))
 	socket.close(fd)
-	return body ~= nil and select(2, core.unpackresponse(body)) == true
+	if not body then -- refused (closed at once) or cut
+		return false
+	end
+	return select(2, core.unpackresponse(body)) == true
 end
 
 t.case("connect/close cycles leave the cluster port open", function()
