@@ -23,6 +23,10 @@
 #                         internal one's with "Internal"
 #   headers_only_included no C file of any folder (lualib-src/*/ and
 #                         service-src/*/ included) #includes a .c file
+#   readme_order          README's list of core modules ("Core modules,
+#                         from the bottom up") is true: each module includes
+#                         and calls only modules listed before it, or the
+#                         primitives of the list's last line
 #   no_cycles             no circle among skynet-src modules, in the
 #                         include graph, the call graph (nm on the built
 #                         objects) or both (test/lint/cycles.sh)
@@ -164,9 +168,47 @@ no_cycles() {
 	sh "$root/test/lint/cycles.sh" "$1" "${2:-$root/$OBJ_CORE}" | sed 's/^/skynet-src: /'
 }
 
+# The module names of README's core list, in order, one per line (a file
+# name without .c/.h); the primitives (the last item) are prefixed "*".
+readme_modules() {
+	awk '/^Core modules, from the bottom up/ { on = 1; next }
+	on && /^`test\/node/ { exit }
+	on && /^- / { item++ }
+	on { print item "\t" $0 }' "$1/README.md" | awk -F '\t' '
+	{
+		line = $2
+		# The subjects of a bullet: names followed by ":", "," or " on " (a
+		# module named in passing, inside the text, does not count).
+		while (match(line, /`[a-z_]+\.[ch]`(:|,| on )/)) {
+			name = substr(line, RSTART + 1, RLENGTH - 1)
+			sub(/\.[ch]`.*$/, "", name)
+			line = substr(line, RSTART + RLENGTH)
+			if (!(name in seen)) { seen[name] = 1; n++; mod[n] = name; at[n] = $1 }
+		}
+		last = $1
+	}
+	END { for (i = 1; i <= n; i++) print (at[i] == last ? "*" : "") mod[i] }'
+}
+
+readme_order() {
+	readme_modules "$1" >"$dir/order"
+	sh "$root/test/lint/cycles.sh" --edges "$1" "${2:-$root/$OBJ_CORE}" | while read -r a b; do
+		case "$a $b" in skynet\ * | *\ skynet) continue ;; esac
+		grep -qx "\*$b" "$dir/order" && continue
+		ia=$(grep -nx "$a" "$dir/order" | cut -d: -f1)
+		ib=$(grep -nx "$b" "$dir/order" | cut -d: -f1)
+		if [ -z "$ia" ] || [ -z "$ib" ]; then
+			grep -qx "\*$a" "$dir/order" ||
+				echo "README.md:1: $a -> $b: a module missing from the core list"
+		elif [ "$ib" -ge "$ia" ]; then
+			echo "README.md:1: $a -> $b: $b is listed after $a"
+		fi
+	done
+}
+
 RULES="lua_only_in_config public_headers_only socket_server_alone
 socket_server_builds_alone handle_table_below retire_via_server headers_marked
-headers_only_included no_cycles"
+headers_only_included readme_order no_cycles"
 
 # The tree as it is: every rule holds.
 for rule in $RULES; do
@@ -216,6 +258,15 @@ sed 's/^/    | /' "$dir/out"
 [ "$(grep -c . "$dir/out")" -eq 1 ] && grep -q "^skynet-src/skynet_mq.h:" "$dir/out"
 check detects_headers_marked $?
 breaks headers_only_included lualib-src/sproto/sproto.c '#include "../../skynet-src/skynet_malloc.c"'
+
+# README lists the context layer first: its calls down are reported.
+copy_tree
+sed 's/^Core modules, from the bottom up.*$/&\n- `skynet_server.c`: planted first./' "$root/README.md" \
+	>"$dir/tree/README.md"
+readme_order "$dir/tree" >"$dir/out"
+sed 's/^/    | /' "$dir/out"
+grep -q "^README.md:1: skynet_server -> skynet_post: skynet_post is listed after" "$dir/out"
+check detects_readme_order $?
 
 # plants NAME KIND A B: the copy in $dir/tree (and $dir/obj) must make
 # no_cycles report a KIND circle through modules A and B.
