@@ -23,6 +23,10 @@
 #                         internal one's with "Internal"
 #   headers_only_included no C file of any folder (lualib-src/*/ and
 #                         service-src/*/ included) #includes a .c file
+#   mailbox_private       only skynet_post.c, skynet_flow.c and
+#                         skynet_server.c (and skynet_post.h, which defines
+#                         it) touch struct skynet_mailbox, the part of a
+#                         context the posting layer reads
 #   readme_order          README's list of core modules ("Core modules,
 #                         from the bottom up") is true: each module includes
 #                         and calls only modules listed before it, or the
@@ -168,6 +172,16 @@ no_cycles() {
 	sh "$root/test/lint/cycles.sh" "$1" "${2:-$root/$OBJ_CORE}" | sed 's/^/skynet-src: /'
 }
 
+mailbox_private() {
+	(cd "$1" && grep -n 'skynet_mailbox' skynet-src/*.[ch] service-src/*.c service-src/*/*.[ch] \
+		lualib-src/*.[ch] lualib-src/*/*.[ch]) | while IFS=: read -r f l rest; do
+		case "$f" in
+		skynet-src/skynet_post.[ch] | skynet-src/skynet_flow.c | skynet-src/skynet_server.c) ;;
+		*) echo "$f:$l: reads a context's mailbox (only post, flow and server may)" ;;
+		esac
+	done
+}
+
 # The module names of README's core list, in order, one per line (a file
 # name without .c/.h); the primitives (the last item) are prefixed "*".
 readme_modules() {
@@ -208,7 +222,7 @@ readme_order() {
 
 RULES="lua_only_in_config public_headers_only socket_server_alone
 socket_server_builds_alone handle_table_below retire_via_server headers_marked
-headers_only_included readme_order no_cycles"
+headers_only_included mailbox_private readme_order no_cycles"
 
 # The tree as it is: every rule holds.
 for rule in $RULES; do
@@ -257,6 +271,7 @@ headers_marked "$dir/tree" >"$dir/out"
 sed 's/^/    | /' "$dir/out"
 [ "$(grep -c . "$dir/out")" -eq 1 ] && grep -q "^skynet-src/skynet_mq.h:" "$dir/out"
 check detects_headers_marked $?
+breaks mailbox_private skynet-src/skynet_timer.c 'static int f(void *c) { return skynet_mailbox_of(c)->session_id; }'
 breaks headers_only_included lualib-src/sproto/sproto.c '#include "../../skynet-src/skynet_malloc.c"'
 
 # README lists the context layer first: its calls down are reported.
