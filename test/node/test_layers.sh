@@ -9,10 +9,10 @@
 #                         headers, only those skynet.h lists on its
 #                         "Public headers:" line
 #   socket_server_alone   socket_server.c/.h include, of the project's
-#                         headers, only socket_server.h, atomic.h and
-#                         spinlock.h (no skynet_*.h), and those two only
-#                         system headers besides each other
-#   socket_server_builds_alone  those four files, copied alone into an
+#                         headers, only socket_server.h, socket_codes.h,
+#                         atomic.h and spinlock.h (no skynet_*.h), and the
+#                         last three only system headers besides each other
+#   socket_server_builds_alone  those five files, copied alone into an
 #                         empty folder, compile there
 #   handle_table_below    skynet_handle.c includes neither skynet_timer.h
 #                         nor skynet_server.h (the table calls nothing above)
@@ -84,10 +84,10 @@ public_headers_only() {
 
 socket_server_alone() {
 	(cd "$1" && includes skynet-src/socket_server.c skynet-src/socket_server.h \
-		skynet-src/atomic.h skynet-src/spinlock.h) | while IFS=: read -r f l name; do
+		skynet-src/socket_codes.h skynet-src/atomic.h skynet-src/spinlock.h) | while IFS=: read -r f l name; do
 		base=${name##*/}
 		case "$f" in
-		*/socket_server.[ch]) allowed="socket_server.h atomic.h spinlock.h" ;;
+		*/socket_server.[ch]) allowed="socket_server.h socket_codes.h atomic.h spinlock.h" ;;
 		*) allowed="atomic.h" ;;
 		esac
 		case " $allowed " in
@@ -107,7 +107,7 @@ socket_server_builds_alone() {
 	alone="$dir/alone"
 	rm -rf "$alone"
 	mkdir -p "$alone"
-	for h in socket_server.c socket_server.h atomic.h spinlock.h; do
+	for h in socket_server.c socket_server.h socket_codes.h atomic.h spinlock.h; do
 		cp "$1/skynet-src/$h" "$alone/"
 	done
 	# The compiler's first error, as skynet-src/FILE:LINE: ...
