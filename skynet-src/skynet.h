@@ -13,13 +13,15 @@
  *   skynet_malloc.h  the allocator (pulled in here)
  *   skynet_socket.h  the network API and the PTYPE_SOCKET payload format
  *                    (the socket thread's side is skynet_socket_internal.h)
+ *   socket_codes.h   the event types, socket kinds and limits the socket
+ *                    library and skynet_socket.h share (pulled in there)
  *   atomic.h         the ATOM_* operations, the only way C code here
  *                    touches atomics (system headers only)
  *   rwlock.h         the reader-writer lock (pthread only; Lua C modules
  *                    that share data between services, such as skynet.stm)
  * The list, one line (test/node/test_layers.sh reads it):
  *
- * Public headers: skynet.h skynet_malloc.h skynet_socket.h atomic.h rwlock.h
+ * Public headers: skynet.h skynet_malloc.h skynet_socket.h socket_codes.h atomic.h rwlock.h
  *
  * Threads: every function here is safe to call from any thread unless its
  * comment says otherwise.

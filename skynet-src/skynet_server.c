@@ -58,6 +58,7 @@
 
 #include <assert.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,9 @@ struct skynet_context {
 	bool reserved;    // does not count as live (the logger)
 	ATOM_INT calling; // debug: non-zero while a worker runs the callback
 };
+
+_Static_assert(offsetof(struct skynet_context, box) == 0,
+               "a context pointer is a pointer to its mailbox (skynet_post.h)");
 
 struct skynet_node {
 	ATOM_INT total;

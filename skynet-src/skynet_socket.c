@@ -28,9 +28,11 @@
  *
  * The socket server is a self-contained library (it includes nothing of
  * the runtime): this file adapts it. It hands the server skynet's
- * allocator and clock, passes its error codes and event types on as they
- * are (equal values, checked below at compile time), and converts its
- * socket_server_info snapshot into the public struct skynet_socket_info.
+ * allocator and clock, passes its event types on as they are (both sides
+ * take them from socket_codes.h) and its error codes too (equal values,
+ * checked below at compile time: skynet_err is skynet.h's, which the
+ * library cannot include), and converts its socket_server_info snapshot
+ * into the public struct skynet_socket_info.
  */
 #include "skynet_socket_internal.h"
 
@@ -52,22 +54,6 @@ _Static_assert((int)SOCKET_SERVER_EINVAL == (int)SKYNET_EINVAL &&
                    (int)SOCKET_SERVER_EIO == (int)SKYNET_EIO &&
                    (int)SOCKET_SERVER_EFULL == (int)SKYNET_EFULL,
                "socket server errors are passed on as skynet errors");
-_Static_assert(SOCKET_SERVER_DATA == SKYNET_SOCKET_TYPE_DATA &&
-                   SOCKET_SERVER_CONNECT == SKYNET_SOCKET_TYPE_CONNECT &&
-                   SOCKET_SERVER_CLOSE == SKYNET_SOCKET_TYPE_CLOSE &&
-                   SOCKET_SERVER_ACCEPT == SKYNET_SOCKET_TYPE_ACCEPT &&
-                   SOCKET_SERVER_ERROR == SKYNET_SOCKET_TYPE_ERROR &&
-                   SOCKET_SERVER_UDP == SKYNET_SOCKET_TYPE_UDP &&
-                   SOCKET_SERVER_WARNING == SKYNET_SOCKET_TYPE_WARNING,
-               "socket server results are passed on as skynet socket event types");
-_Static_assert(SOCKET_SERVER_INFO_LISTEN == SKYNET_SOCKET_INFO_LISTEN &&
-                   SOCKET_SERVER_INFO_TCP == SKYNET_SOCKET_INFO_TCP &&
-                   SOCKET_SERVER_INFO_UDP == SKYNET_SOCKET_INFO_UDP &&
-                   SOCKET_SERVER_INFO_BIND == SKYNET_SOCKET_INFO_BIND,
-               "socket kinds are passed on as they are");
-_Static_assert(SOCKET_SERVER_MAX == SKYNET_SOCKET_MAX &&
-                   SOCKET_UDP_ADDRESS_MAX == SKYNET_SOCKET_UDP_ADDRESS_MAX,
-               "the socket server's limits are skynet's");
 
 static struct socket_server *SOCKET_SERVER = NULL;
 
@@ -137,10 +123,10 @@ skynet_socket_flow_pauses(void) {
 /* The owner of result is gone: make sure the socket does not outlive it. */
 static void
 drop_orphan(int type, const struct socket_message *result) {
-	if (type == SOCKET_SERVER_CLOSE || type == SOCKET_SERVER_ERROR)
+	if (type == SKYNET_SOCKET_TYPE_CLOSE || type == SKYNET_SOCKET_TYPE_ERROR)
 		return; // already closed
 	socket_server_shutdown(SOCKET_SERVER, 0, result->id);
-	if (type == SOCKET_SERVER_ACCEPT)
+	if (type == SKYNET_SOCKET_TYPE_ACCEPT)
 		socket_server_shutdown(SOCKET_SERVER, 0, result->ud);
 }
 
@@ -175,11 +161,11 @@ static bool
 forward_message(int type, const struct socket_message *result) {
 	const void *extra = NULL;
 	size_t extra_sz = 0;
-	if (type == SOCKET_SERVER_CONNECT || type == SOCKET_SERVER_ACCEPT ||
-	    type == SOCKET_SERVER_ERROR) {
+	if (type == SKYNET_SOCKET_TYPE_CONNECT || type == SKYNET_SOCKET_TYPE_ACCEPT ||
+	    type == SKYNET_SOCKET_TYPE_ERROR) {
 		extra = result->data;
 		extra_sz = result->data ? strnlen(result->data, INLINE_TEXT_MAX) : 0;
-	} else if (type == SOCKET_SERVER_UDP) {
+	} else if (type == SKYNET_SOCKET_TYPE_UDP) {
 		extra = result->udp_address;
 		extra_sz = (size_t)result->udp_address_sz;
 	}
@@ -188,7 +174,7 @@ forward_message(int type, const struct socket_message *result) {
 	sm->type = type;
 	sm->id = result->id;
 	sm->ud = result->ud;
-	bool owns_buffer = type == SOCKET_SERVER_DATA || type == SOCKET_SERVER_UDP;
+	bool owns_buffer = type == SKYNET_SOCKET_TYPE_DATA || type == SKYNET_SOCKET_TYPE_UDP;
 	sm->buffer = owns_buffer ? result->data : NULL;
 	if (extra_sz > 0)
 		memcpy(sm + 1, extra, extra_sz);
@@ -217,7 +203,7 @@ skynet_socket_poll(void) {
 	case SOCKET_SERVER_NOTICE:
 		skynet_error(NULL, "%s", result.data);
 		return 1;
-	case SOCKET_SERVER_DATA:
+	case SKYNET_SOCKET_TYPE_DATA:
 		if (forward_message(type, &result) && skynet_flow_enabled())
 			flow_check(&result);
 		return 1;

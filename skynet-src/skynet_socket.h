@@ -24,20 +24,13 @@
  */
 
 #include "skynet.h"
+#include "socket_codes.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SKYNET_SOCKET_MAX 65536 // sockets open at once
-
-/* Event types: the type field of struct skynet_socket_message (skynet's numbers). */
-#define SKYNET_SOCKET_TYPE_DATA    1
-#define SKYNET_SOCKET_TYPE_CONNECT 2
-#define SKYNET_SOCKET_TYPE_CLOSE   3
-#define SKYNET_SOCKET_TYPE_ACCEPT  4
-#define SKYNET_SOCKET_TYPE_ERROR   5
-#define SKYNET_SOCKET_TYPE_UDP     6
-#define SKYNET_SOCKET_TYPE_WARNING 7
+/* SKYNET_SOCKET_MAX, the event types (the type field of struct skynet_socket_message) and
+ * the socket kinds come from socket_codes.h (skynet's numbers). */
 
 /*
  * The payload of a PTYPE_SOCKET message. The message size is
@@ -66,9 +59,6 @@ struct skynet_socket_message {
 	int ud;
 	char *buffer;
 };
-
-/* UDP addresses: 1 byte family (4 or 6), 2 bytes port (big-endian), the address. */
-#define SKYNET_SOCKET_UDP_ADDRESS_MAX 19
 
 /* ---- TCP --------------------------------------------------------------- */
 
@@ -194,10 +184,6 @@ const char *skynet_socket_udp_address(const struct skynet_socket_message *msg, s
 /* ---- statistics -------------------------------------------------------- */
 
 /* Socket kinds in struct skynet_socket_info. */
-#define SKYNET_SOCKET_INFO_LISTEN 1
-#define SKYNET_SOCKET_INFO_TCP    2
-#define SKYNET_SOCKET_INFO_UDP    3
-#define SKYNET_SOCKET_INFO_BIND   4
 
 /* One open socket as netstat shows it. */
 struct skynet_socket_info {

@@ -1,9 +1,9 @@
 /*
  * The epoll socket server.
  *
- * Slots and ids. A fixed table of SOCKET_SERVER_MAX slots. An id is taken
+ * Slots and ids. A fixed table of SKYNET_SOCKET_MAX slots. An id is taken
  * from a counter that only grows (wrapping at 2^31) and lives in slot
- * id % SOCKET_SERVER_MAX; a slot is claimed by CAS INVALID -> RESERVE, by a
+ * id % SKYNET_SOCKET_MAX; a slot is claimed by CAS INVALID -> RESERVE, by a
  * worker (listen, connect, bind, udp) or by the poll thread (accept), and
  * stores its id. Every command checks slot->id == id, so a stale id reaches
  * nothing until the counter has gone round 2^31 ids. The slot's other
@@ -186,7 +186,7 @@ struct write_buffer {
 	char *ptr;    // the first byte not sent yet
 	size_t sz;    // bytes left from ptr
 	uint8_t addr_sz;
-	uint8_t udp_address[SOCKET_UDP_ADDRESS_MAX]; // UDP: destination (0 bytes: connected)
+	uint8_t udp_address[SKYNET_SOCKET_UDP_ADDRESS_MAX]; // UDP: destination (0 bytes: connected)
 };
 
 struct wb_list {
@@ -259,7 +259,7 @@ struct request {
 	char *buffer;             // SEND, owned
 	size_t sz;                // SEND
 	uint8_t addr_sz;          // SEND (UDP), UDP_CONNECT
-	uint8_t address[SOCKET_UDP_ADDRESS_MAX];
+	uint8_t address[SKYNET_SOCKET_UDP_ADDRESS_MAX];
 };
 
 struct event {
@@ -298,9 +298,9 @@ struct socket_server {
 	bool notice_pending;      // notice is the next result (see the output limit)
 	char notice[256];
 	char text[256]; // text of the last result
-	uint8_t udp_address[SOCKET_UDP_ADDRESS_MAX];
+	uint8_t udp_address[SKYNET_SOCKET_UDP_ADDRESS_MAX];
 	uint8_t udp_buffer[MAX_UDP_PACKAGE];
-	struct socket slot[SOCKET_SERVER_MAX];
+	struct socket slot[SKYNET_SOCKET_MAX];
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -314,7 +314,7 @@ monotonic_ms(void) {
 
 static inline struct socket *
 slot_of(struct socket_server *ss, int id) {
-	return &ss->slot[(unsigned)id % SOCKET_SERVER_MAX];
+	return &ss->slot[(unsigned)id % SKYNET_SOCKET_MAX];
 }
 
 /* The live socket with this id, or NULL (stale, free or only reserved). */
@@ -352,7 +352,7 @@ reserved_socket(struct socket_server *ss, int id) {
 
 static int
 reserve_id(struct socket_server *ss) {
-	for (int i = 0; i < SOCKET_SERVER_MAX; i++) {
+	for (int i = 0; i < SKYNET_SOCKET_MAX; i++) {
 		int id = (int)((ATOM_FINC(&ss->alloc_id) + 1) & ID_MASK);
 		struct socket *s = slot_of(ss, id);
 		if (ATOM_LOAD(&s->type) == SOCKET_INVALID &&
@@ -669,9 +669,9 @@ result_of(struct socket *s, struct socket_message *result, int type, int ud, cha
 static int
 report_close(struct socket_server *ss, struct socket *s, struct socket_message *result) {
 	bool told = s->told_close;
-	result_of(s, result, SOCKET_SERVER_CLOSE, 0, NULL);
+	result_of(s, result, SKYNET_SOCKET_TYPE_CLOSE, 0, NULL);
 	free_socket(ss, s);
-	return told ? NONE : SOCKET_SERVER_CLOSE;
+	return told ? NONE : SKYNET_SOCKET_TYPE_CLOSE;
 }
 
 static int
@@ -679,9 +679,9 @@ report_error(struct socket_server *ss, struct socket *s, struct socket_message *
              const char *text) {
 	bool told = s->told_close;
 	set_text(ss, text);
-	result_of(s, result, SOCKET_SERVER_ERROR, 0, ss->text);
+	result_of(s, result, SKYNET_SOCKET_TYPE_ERROR, 0, ss->text);
 	free_socket(ss, s);
-	return told ? NONE : SOCKET_SERVER_ERROR;
+	return told ? NONE : SKYNET_SOCKET_TYPE_ERROR;
 }
 
 /* An event for an id that is not open: goes to whoever asked. */
@@ -695,7 +695,7 @@ report_stale(struct socket_server *ss, const struct request *r, struct socket_me
 	result->data = NULL;
 	result->udp_address = NULL;
 	result->udp_address_sz = 0;
-	if (type == SOCKET_SERVER_ERROR) {
+	if (type == SKYNET_SOCKET_TYPE_ERROR) {
 		set_text(ss, "invalid socket");
 		result->data = ss->text;
 	}
@@ -787,7 +787,7 @@ flush_output(struct socket_server *ss, struct socket *s, struct socket_message *
 		return report_error(ss, s, result, strerror(e));
 	if (s->warn_size > 0) {
 		s->warn_size = 0;
-		return result_of(s, result, SOCKET_SERVER_WARNING, 0, NULL);
+		return result_of(s, result, SKYNET_SOCKET_TYPE_WARNING, 0, NULL);
 	}
 	return NONE;
 }
@@ -828,7 +828,8 @@ check_warning(struct socket *s, struct socket_message *result) {
 		next *= 2;
 	s->warn_size = next;
 	size_t kb = pending / 1024;
-	return result_of(s, result, SOCKET_SERVER_WARNING, kb > INT32_MAX ? INT32_MAX : (int)kb, NULL);
+	return result_of(s, result, SKYNET_SOCKET_TYPE_WARNING, kb > INT32_MAX ? INT32_MAX : (int)kb,
+	                 NULL);
 }
 
 static bool
@@ -938,7 +939,7 @@ peer_closed(struct socket_server *ss, struct socket *s, struct socket_message *r
 	int err = update_mask(ss, s);
 	if (err != 0)
 		return report_error(ss, s, result, strerror(err));
-	return result_of(s, result, SOCKET_SERVER_CLOSE, 0, NULL);
+	return result_of(s, result, SKYNET_SOCKET_TYPE_CLOSE, 0, NULL);
 }
 
 static int
@@ -968,7 +969,7 @@ read_stream(struct socket_server *ss, struct socket *s, struct socket_message *r
 		if (sz >= 4096) // a large, mostly empty buffer: give the slack back
 			buffer = ss->hooks.realloc(buffer, (size_t)n);
 	}
-	return result_of(s, result, SOCKET_SERVER_DATA, (int)n, buffer);
+	return result_of(s, result, SKYNET_SOCKET_TYPE_DATA, (int)n, buffer);
 }
 
 static int
@@ -981,10 +982,10 @@ read_datagram(struct socket_server *ss, struct socket *s, struct socket_message 
 	count_read(ss, s, (size_t)n);
 	char *data = ss->hooks.malloc((size_t)n);
 	memcpy(data, ss->udp_buffer, (size_t)n);
-	result_of(s, result, SOCKET_SERVER_UDP, (int)n, data);
+	result_of(s, result, SKYNET_SOCKET_TYPE_UDP, (int)n, data);
 	result->udp_address = ss->udp_address;
 	result->udp_address_sz = socket_server_encode_address(&sa, ss->udp_address);
-	return SOCKET_SERVER_UDP;
+	return SKYNET_SOCKET_TYPE_UDP;
 }
 
 /* ---- accepting ------------------------------------------------------------ */
@@ -1061,7 +1062,7 @@ accept_one(struct socket_server *ss, struct socket *s, struct socket_message *re
 	set_name(ns, name);
 	ATOM_STORE(&ns->type, SOCKET_PACCEPT);
 	set_text(ss, name);
-	return result_of(s, result, SOCKET_SERVER_ACCEPT, id, ss->text);
+	return result_of(s, result, SKYNET_SOCKET_TYPE_ACCEPT, id, ss->text);
 }
 
 /* ---- connecting ----------------------------------------------------------- */
@@ -1090,7 +1091,7 @@ connected(struct socket_server *ss, struct socket *s, struct socket_message *res
 	format_address(&sa, name, sizeof(name), true);
 	set_name(s, name);
 	format_address(&sa, ss->text, sizeof(ss->text), false);
-	return result_of(s, result, SOCKET_SERVER_CONNECT, 0, ss->text);
+	return result_of(s, result, SKYNET_SOCKET_TYPE_CONNECT, 0, ss->text);
 }
 
 static socklen_t
@@ -1103,9 +1104,9 @@ static int
 connect_failed(struct socket_server *ss, struct socket *s, int id, struct socket_message *result,
                const char *text) {
 	set_text(ss, text);
-	result_of(s, result, SOCKET_SERVER_ERROR, 0, ss->text);
+	result_of(s, result, SKYNET_SOCKET_TYPE_ERROR, 0, ss->text);
 	unreserve(ss, id);
-	return SOCKET_SERVER_ERROR;
+	return SKYNET_SOCKET_TYPE_ERROR;
 }
 
 /*
@@ -1187,7 +1188,7 @@ run_listen(struct socket_server *ss, struct request *r, struct socket_message *r
 		port = ntohs(sa.s.sa_family == AF_INET6 ? sa.v6.sin6_port : sa.v4.sin_port);
 	}
 	ATOM_STORE(&s->type, SOCKET_PLISTEN);
-	return result_of(s, result, SOCKET_SERVER_CONNECT, port, ss->text);
+	return result_of(s, result, SKYNET_SOCKET_TYPE_CONNECT, port, ss->text);
 }
 
 static int
@@ -1202,7 +1203,7 @@ run_bind(struct socket_server *ss, struct request *r, struct socket_message *res
 	if (err != 0)
 		return report_error(ss, s, result, strerror(err));
 	set_text(ss, "binding");
-	return result_of(s, result, SOCKET_SERVER_CONNECT, 0, ss->text);
+	return result_of(s, result, SKYNET_SOCKET_TYPE_CONNECT, 0, ss->text);
 }
 
 static int
@@ -1231,7 +1232,7 @@ static int
 run_start(struct socket_server *ss, struct request *r, struct socket_message *result) {
 	struct socket *s = live_socket(ss, r->id);
 	if (s == NULL || s->closing)
-		return report_stale(ss, r, result, SOCKET_SERVER_ERROR);
+		return report_stale(ss, r, result, SKYNET_SOCKET_TYPE_ERROR);
 	bool transfer = ATOM_LOAD(&s->opaque) != r->opaque;
 	if (transfer) { // a new owner consumes its own data until it names a consumer
 		ATOM_STORE(&s->consumer, 0);
@@ -1255,7 +1256,7 @@ run_start(struct socket_server *ss, struct request *r, struct socket_message *re
 	if (type == SOCKET_CONNECTING)
 		return NONE; // CONNECT follows when it connects
 	set_text(ss, transfer ? "transfer" : "start");
-	return result_of(s, result, SOCKET_SERVER_CONNECT, 0, ss->text);
+	return result_of(s, result, SKYNET_SOCKET_TYPE_CONNECT, 0, ss->text);
 }
 
 static int
@@ -1274,7 +1275,7 @@ static int
 run_close(struct socket_server *ss, struct request *r, struct socket_message *result, bool now) {
 	struct socket *s = live_socket(ss, r->id);
 	if (s == NULL)
-		return report_stale(ss, r, result, SOCKET_SERVER_CLOSE);
+		return report_stale(ss, r, result, SKYNET_SOCKET_TYPE_CLOSE);
 	if (now || !has_output(s))
 		return report_close(ss, s, result);
 	if (s->closing)
@@ -1849,7 +1850,7 @@ socket_server_udp(struct socket_server *ss, uintptr_t opaque, const char *host, 
 	socklen_t len = 0;
 	int family = AF_INET;
 	if (host != NULL) {
-		uint8_t addr[SOCKET_UDP_ADDRESS_MAX];
+		uint8_t addr[SKYNET_SOCKET_UDP_ADDRESS_MAX];
 		int sz = udp_address_of(host, port, addr);
 		if (sz == 0)
 			return SOCKET_SERVER_EINVAL;
@@ -1868,7 +1869,7 @@ socket_server_udp(struct socket_server *ss, uintptr_t opaque, const char *host, 
 
 int
 socket_server_udp_dial(struct socket_server *ss, uintptr_t opaque, const char *host, int port) {
-	uint8_t addr[SOCKET_UDP_ADDRESS_MAX];
+	uint8_t addr[SKYNET_SOCKET_UDP_ADDRESS_MAX];
 	int sz = host ? udp_address_of(host, port, addr) : 0;
 	if (sz == 0)
 		return SOCKET_SERVER_EINVAL;
@@ -1914,12 +1915,12 @@ socket_server_udp_send(struct socket_server *ss, const uint8_t *address, int add
 static int
 info_type(int type, int flags) {
 	if (type == SOCKET_PLISTEN || type == SOCKET_LISTEN)
-		return SOCKET_SERVER_INFO_LISTEN;
+		return SKYNET_SOCKET_INFO_LISTEN;
 	if (type == SOCKET_BIND)
-		return SOCKET_SERVER_INFO_BIND;
+		return SKYNET_SOCKET_INFO_BIND;
 	if (flags & INFO_UDP)
-		return SOCKET_SERVER_INFO_UDP;
-	return SOCKET_SERVER_INFO_TCP;
+		return SKYNET_SOCKET_INFO_UDP;
+	return SKYNET_SOCKET_INFO_TCP;
 }
 
 struct socket_server_info *
@@ -1927,7 +1928,7 @@ socket_server_info(struct socket_server *ss, int *count) {
 	int n = 0;
 	int cap = 0;
 	struct socket_server_info *list = NULL;
-	for (int i = 0; i < SOCKET_SERVER_MAX; i++) {
+	for (int i = 0; i < SKYNET_SOCKET_MAX; i++) {
 		struct socket *s = &ss->slot[i];
 		int type = ATOM_LOAD(&s->type);
 		if (type == SOCKET_INVALID || type == SOCKET_RESERVE)
@@ -1981,7 +1982,7 @@ socket_server_create(const struct socket_server_hooks *hooks) {
 	ss->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	ATOM_INIT(&ss->time, hooks->clock ? hooks->clock() : 0);
 	SPIN_INIT(ss);
-	for (int i = 0; i < SOCKET_SERVER_MAX; i++) {
+	for (int i = 0; i < SKYNET_SOCKET_MAX; i++) {
 		struct socket *s = &ss->slot[i];
 		s->fd = -1;
 		SPIN_INIT(s);
@@ -1998,7 +1999,7 @@ void
 socket_server_release(struct socket_server *ss) {
 	if (ss == NULL)
 		return;
-	for (int i = 0; i < SOCKET_SERVER_MAX; i++) {
+	for (int i = 0; i < SKYNET_SOCKET_MAX; i++) {
 		struct socket *s = &ss->slot[i];
 		int type = ATOM_LOAD(&s->type);
 		if (type != SOCKET_INVALID && type != SOCKET_RESERVE)

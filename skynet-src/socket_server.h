@@ -4,7 +4,7 @@
 /*
  * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
  *
- * The epoll socket server: a table of SOCKET_SERVER_MAX sockets driven by one
+ * The epoll socket server: a table of SKYNET_SOCKET_MAX sockets driven by one
  * thread calling socket_server_poll, and commands any thread may issue. It
  * knows nothing of services: an owner is an opaque uintptr_t carried into
  * every event (skynet_socket.c passes handles). The design (ids, buffers,
@@ -26,25 +26,18 @@
  * struct socket_server_hooks.
  */
 
+#include "socket_codes.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define SOCKET_SERVER_MAX 65536
-
-/* Results of socket_server_poll. */
-#define SOCKET_SERVER_DATA    1
-#define SOCKET_SERVER_CONNECT 2
-#define SOCKET_SERVER_CLOSE   3
-#define SOCKET_SERVER_ACCEPT  4
-#define SOCKET_SERVER_ERROR   5
-#define SOCKET_SERVER_UDP     6
-#define SOCKET_SERVER_WARNING 7
-#define SOCKET_SERVER_EXIT    8 // socket_server_exit was called
-#define SOCKET_SERVER_NOTICE  9 // data: a line for the log (no socket owner)
-
-/* UDP address encoding: family byte (4 or 6), port (2 bytes, big-endian), address. */
-#define SOCKET_UDP_ADDRESS_MAX 19
+/*
+ * Results of socket_server_poll: the event types of socket_codes.h
+ * (SKYNET_SOCKET_TYPE_DATA .. _WARNING), and these two of the library's own.
+ */
+#define SOCKET_SERVER_EXIT   8 // socket_server_exit was called
+#define SOCKET_SERVER_NOTICE 9 // data: a line for the log (no socket owner)
 
 /*
  * One event:
@@ -222,18 +215,12 @@ int socket_server_udp_connect(struct socket_server *ss, int id, const char *host
 int socket_server_udp_send(struct socket_server *ss, const uint8_t *address, int addr_sz,
                            const struct socket_sendbuffer *buf);
 /*
- * Encode sa into out (SOCKET_UDP_ADDRESS_MAX bytes); returns the length, or
+ * Encode sa into out (SKYNET_SOCKET_UDP_ADDRESS_MAX bytes); returns the length, or
  * 0 for an unsupported family.
  */
 int socket_server_encode_address(const void *sa, uint8_t *out);
 /* Length of the encoded address at addr (sz bytes), or 0 when malformed. */
 int socket_server_address_size(const uint8_t *addr, size_t sz);
-
-/* Socket kinds in struct socket_server_info. */
-#define SOCKET_SERVER_INFO_LISTEN 1
-#define SOCKET_SERVER_INFO_TCP    2
-#define SOCKET_SERVER_INFO_UDP    3
-#define SOCKET_SERVER_INFO_BIND   4
 
 /* One open socket, for statistics. */
 struct socket_server_info {

@@ -89,7 +89,7 @@ static void
 drain_input(struct session *s) {
 	while (s->delivered < s->in_len) {
 		struct socket_message m;
-		FUZZ_CHECK(poll_one(&m) == SOCKET_SERVER_DATA);
+		FUZZ_CHECK(poll_one(&m) == SKYNET_SOCKET_TYPE_DATA);
 		take_data(s, &m);
 	}
 }
@@ -102,11 +102,11 @@ barrier(struct session *s) {
 	for (;;) {
 		struct socket_message m;
 		int type = poll_one(&m);
-		if (type == SOCKET_SERVER_DATA) {
+		if (type == SKYNET_SOCKET_TYPE_DATA) {
 			take_data(s, &m);
 			continue;
 		}
-		FUZZ_CHECK(type == SOCKET_SERVER_CONNECT && m.id == s->id && m.opaque == OWNER);
+		FUZZ_CHECK(type == SKYNET_SOCKET_TYPE_CONNECT && m.id == s->id && m.opaque == OWNER);
 		FUZZ_CHECK(strcmp(m.data, "start") == 0);
 		return;
 	}
@@ -172,7 +172,7 @@ settle(struct session *s) {
 static void
 expect_close(struct session *s) {
 	struct socket_message m;
-	FUZZ_CHECK(poll_one(&m) == SOCKET_SERVER_CLOSE);
+	FUZZ_CHECK(poll_one(&m) == SKYNET_SOCKET_TYPE_CLOSE);
 	FUZZ_CHECK(m.id == s->id && m.opaque == OWNER);
 	s->closed = true;
 }
@@ -256,7 +256,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	s.id = socket_server_bind(SERVER, OWNER, sv[0]);
 	FUZZ_CHECK(s.id >= 0);
 	struct socket_message m;
-	FUZZ_CHECK(poll_one(&m) == SOCKET_SERVER_CONNECT && m.id == s.id);
+	FUZZ_CHECK(poll_one(&m) == SKYNET_SOCKET_TYPE_CONNECT && m.id == s.id);
 	FUZZ_CHECK(strcmp(m.data, "binding") == 0);
 
 	struct fuzz_input in = {data, size};

@@ -9,10 +9,10 @@
 #                         headers, only those skynet.h lists on its
 #                         "Public headers:" line
 #   socket_server_alone   socket_server.c/.h include, of the project's
-#                         headers, only socket_server.h, atomic.h and
-#                         spinlock.h (no skynet_*.h), and those two only
-#                         system headers besides each other
-#   socket_server_builds_alone  those four files, copied alone into an
+#                         headers, only socket_server.h, socket_codes.h,
+#                         atomic.h and spinlock.h (no skynet_*.h), and the
+#                         last three only system headers besides each other
+#   socket_server_builds_alone  those five files, copied alone into an
 #                         empty folder, compile there
 #   handle_table_below    skynet_handle.c includes neither skynet_timer.h
 #                         nor skynet_server.h (the table calls nothing above)
@@ -23,6 +23,14 @@
 #                         internal one's with "Internal"
 #   headers_only_included no C file of any folder (lualib-src/*/ and
 #                         service-src/*/ included) #includes a .c file
+#   mailbox_private       only skynet_post.c, skynet_flow.c and
+#                         skynet_server.c (and skynet_post.h, which defines
+#                         it) touch struct skynet_mailbox, the part of a
+#                         context the posting layer reads
+#   readme_order          README's list of core modules ("Core modules,
+#                         from the bottom up") is true: each module includes
+#                         and calls only modules listed before it, or the
+#                         primitives of the list's last line
 #   no_cycles             no circle among skynet-src modules, in the
 #                         include graph, the call graph (nm on the built
 #                         objects) or both (test/lint/cycles.sh)
@@ -76,10 +84,10 @@ public_headers_only() {
 
 socket_server_alone() {
 	(cd "$1" && includes skynet-src/socket_server.c skynet-src/socket_server.h \
-		skynet-src/atomic.h skynet-src/spinlock.h) | while IFS=: read -r f l name; do
+		skynet-src/socket_codes.h skynet-src/atomic.h skynet-src/spinlock.h) | while IFS=: read -r f l name; do
 		base=${name##*/}
 		case "$f" in
-		*/socket_server.[ch]) allowed="socket_server.h atomic.h spinlock.h" ;;
+		*/socket_server.[ch]) allowed="socket_server.h socket_codes.h atomic.h spinlock.h" ;;
 		*) allowed="atomic.h" ;;
 		esac
 		case " $allowed " in
@@ -99,7 +107,7 @@ socket_server_builds_alone() {
 	alone="$dir/alone"
 	rm -rf "$alone"
 	mkdir -p "$alone"
-	for h in socket_server.c socket_server.h atomic.h spinlock.h; do
+	for h in socket_server.c socket_server.h socket_codes.h atomic.h spinlock.h; do
 		cp "$1/skynet-src/$h" "$alone/"
 	done
 	# The compiler's first error, as skynet-src/FILE:LINE: ...
@@ -164,9 +172,57 @@ no_cycles() {
 	sh "$root/test/lint/cycles.sh" "$1" "${2:-$root/$OBJ_CORE}" | sed 's/^/skynet-src: /'
 }
 
+mailbox_private() {
+	(cd "$1" && grep -n 'skynet_mailbox' skynet-src/*.[ch] service-src/*.c service-src/*/*.[ch] \
+		lualib-src/*.[ch] lualib-src/*/*.[ch]) | while IFS=: read -r f l rest; do
+		case "$f" in
+		skynet-src/skynet_post.[ch] | skynet-src/skynet_flow.c | skynet-src/skynet_server.c) ;;
+		*) echo "$f:$l: reads a context's mailbox (only post, flow and server may)" ;;
+		esac
+	done
+}
+
+# The module names of README's core list, in order, one per line (a file
+# name without .c/.h); the primitives (the last item) are prefixed "*".
+readme_modules() {
+	awk '/^Core modules, from the bottom up/ { on = 1; next }
+	on && /^`test\/node/ { exit }
+	on && /^- / { item++ }
+	on { print item "\t" $0 }' "$1/README.md" | awk -F '\t' '
+	{
+		line = $2
+		# The subjects of a bullet: names followed by ":", "," or " on " (a
+		# module named in passing, inside the text, does not count).
+		while (match(line, /`[a-z_]+\.[ch]`(:|,| on )/)) {
+			name = substr(line, RSTART + 1, RLENGTH - 1)
+			sub(/\.[ch]`.*$/, "", name)
+			line = substr(line, RSTART + RLENGTH)
+			if (!(name in seen)) { seen[name] = 1; n++; mod[n] = name; at[n] = $1 }
+		}
+		last = $1
+	}
+	END { for (i = 1; i <= n; i++) print (at[i] == last ? "*" : "") mod[i] }'
+}
+
+readme_order() {
+	readme_modules "$1" >"$dir/order"
+	sh "$root/test/lint/cycles.sh" --edges "$1" "${2:-$root/$OBJ_CORE}" | while read -r a b; do
+		case "$a $b" in skynet\ * | *\ skynet) continue ;; esac
+		grep -qx "\*$b" "$dir/order" && continue
+		ia=$(grep -nx "$a" "$dir/order" | cut -d: -f1)
+		ib=$(grep -nx "$b" "$dir/order" | cut -d: -f1)
+		if [ -z "$ia" ] || [ -z "$ib" ]; then
+			grep -qx "\*$a" "$dir/order" ||
+				echo "README.md:1: $a -> $b: a module missing from the core list"
+		elif [ "$ib" -ge "$ia" ]; then
+			echo "README.md:1: $a -> $b: $b is listed after $a"
+		fi
+	done
+}
+
 RULES="lua_only_in_config public_headers_only socket_server_alone
 socket_server_builds_alone handle_table_below retire_via_server headers_marked
-headers_only_included no_cycles"
+headers_only_included mailbox_private readme_order no_cycles"
 
 # The tree as it is: every rule holds.
 for rule in $RULES; do
@@ -215,7 +271,17 @@ headers_marked "$dir/tree" >"$dir/out"
 sed 's/^/    | /' "$dir/out"
 [ "$(grep -c . "$dir/out")" -eq 1 ] && grep -q "^skynet-src/skynet_mq.h:" "$dir/out"
 check detects_headers_marked $?
+breaks mailbox_private skynet-src/skynet_timer.c 'static int f(void *c) { return skynet_mailbox_of(c)->session_id; }'
 breaks headers_only_included lualib-src/sproto/sproto.c '#include "../../skynet-src/skynet_malloc.c"'
+
+# README lists the context layer first: its calls down are reported.
+copy_tree
+sed 's/^Core modules, from the bottom up.*$/&\n- `skynet_server.c`: planted first./' "$root/README.md" \
+	>"$dir/tree/README.md"
+readme_order "$dir/tree" >"$dir/out"
+sed 's/^/    | /' "$dir/out"
+grep -q "^README.md:1: skynet_server -> skynet_post: skynet_post is listed after" "$dir/out"
+check detects_readme_order $?
 
 # plants NAME KIND A B: the copy in $dir/tree (and $dir/obj) must make
 # no_cycles report a KIND circle through modules A and B.

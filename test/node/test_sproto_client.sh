@@ -15,8 +15,9 @@ if [ -n "$SKYNET_SAN" ]; then
 	echo "note: $SKYNET_SAN build: checking a plain build of the same sources"
 	mkdir -p "$dir/sproto"
 	# shellcheck disable=SC2046 # pkg-config prints several words
+	# sproto.so carries the allocator, as the Makefile links it.
 	cc -std=gnu11 -O1 -fPIC -shared $(pkg-config --cflags lua5.4) -Iskynet-src \
-		-o "$dir/sproto.so" lualib-src/sproto/*.c
+		-o "$dir/sproto.so" lualib-src/sproto/*.c skynet-src/skynet_malloc.c
 	check plain_copy_builds $?
 	CPATH="$dir/?.so"
 fi

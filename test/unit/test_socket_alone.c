@@ -84,9 +84,9 @@ wait_for(struct socket_server *ss, int type, int id, char *buf, size_t cap, size
 	for (int round = 0; round < 1000; round++) {
 		struct socket_message m;
 		int t = socket_server_poll(ss, &m);
-		bool owned = t == SOCKET_SERVER_DATA || t == SOCKET_SERVER_UDP;
+		bool owned = t == SKYNET_SOCKET_TYPE_DATA || t == SKYNET_SOCKET_TYPE_UDP;
 		if (t == type && (id < 0 || m.id == id)) {
-			if (t == SOCKET_SERVER_DATA && buf != NULL && *len + (size_t)m.ud <= cap) {
+			if (t == SKYNET_SOCKET_TYPE_DATA && buf != NULL && *len + (size_t)m.ud <= cap) {
 				memcpy(buf + *len, m.data, (size_t)m.ud);
 				*len += (size_t)m.ud;
 			}
@@ -105,7 +105,7 @@ static bool
 read_exactly(struct socket_server *ss, int id, char *buf, size_t want) {
 	size_t len = 0;
 	for (int i = 0; i < 100 && len < want; i++) {
-		if (wait_for(ss, SOCKET_SERVER_DATA, id, buf, want, &len) < 0)
+		if (wait_for(ss, SKYNET_SOCKET_TYPE_DATA, id, buf, want, &len) < 0)
 			return false;
 	}
 	return len == want;
@@ -123,17 +123,17 @@ loopback_round_trip(int *failed) {
 	const char *err = NULL;
 	int lid = socket_server_listen(ss, 1, "127.0.0.1", 0, 8, &err);
 	TT_CHECK(lid >= 0);
-	int port = wait_for(ss, SOCKET_SERVER_CONNECT, lid, NULL, 0, NULL);
+	int port = wait_for(ss, SKYNET_SOCKET_TYPE_CONNECT, lid, NULL, 0, NULL);
 	TT_CHECK(port > 0);
 	socket_server_start(ss, 1, lid);
-	TT_CHECK(wait_for(ss, SOCKET_SERVER_CONNECT, lid, NULL, 0, NULL) >= 0);
+	TT_CHECK(wait_for(ss, SKYNET_SOCKET_TYPE_CONNECT, lid, NULL, 0, NULL) >= 0);
 
 	int cid = socket_server_connect(ss, 2, "127.0.0.1", port);
 	TT_CHECK(cid >= 0 && cid != lid);
-	int aid = wait_for(ss, SOCKET_SERVER_ACCEPT, lid, NULL, 0, NULL);
+	int aid = wait_for(ss, SKYNET_SOCKET_TYPE_ACCEPT, lid, NULL, 0, NULL);
 	TT_CHECK(aid >= 0 && aid != cid);
 	socket_server_start(ss, 3, aid);
-	TT_CHECK(wait_for(ss, SOCKET_SERVER_CONNECT, aid, NULL, 0, NULL) >= 0);
+	TT_CHECK(wait_for(ss, SKYNET_SOCKET_TYPE_CONNECT, aid, NULL, 0, NULL) >= 0);
 
 	// Client to server: a borrowed buffer, then one the server takes over.
 	struct socket_sendbuffer copy = {cid, SOCKET_BUFFER_RAWCOPY, "hello ", 6};
@@ -156,21 +156,21 @@ loopback_round_trip(int *failed) {
 	TT_CHECK(n == 3);
 	for (int i = 0; i < n; i++) {
 		if (info[i].id == aid)
-			TT_CHECK(info[i].type == SOCKET_SERVER_INFO_TCP && info[i].opaque == 3 &&
+			TT_CHECK(info[i].type == SKYNET_SOCKET_INFO_TCP && info[i].opaque == 3 &&
 			         info[i].read_bytes == 11 && info[i].rtime == HOST_TIME);
 		if (info[i].id == lid)
-			TT_CHECK(info[i].type == SOCKET_SERVER_INFO_LISTEN);
+			TT_CHECK(info[i].type == SKYNET_SOCKET_INFO_LISTEN);
 	}
 	HOOKS.free(info);
 
 	socket_server_close(ss, 2, cid);
-	TT_CHECK(wait_for(ss, SOCKET_SERVER_CLOSE, aid, NULL, 0, NULL) >= 0);
+	TT_CHECK(wait_for(ss, SKYNET_SOCKET_TYPE_CLOSE, aid, NULL, 0, NULL) >= 0);
 	socket_server_exit(ss);
 	int t = -1;
 	for (int round = 0; round < 100 && t != SOCKET_SERVER_EXIT; round++) {
 		struct socket_message m;
 		t = socket_server_poll(ss, &m);
-		if (t == SOCKET_SERVER_DATA || t == SOCKET_SERVER_UDP)
+		if (t == SKYNET_SOCKET_TYPE_DATA || t == SKYNET_SOCKET_TYPE_UDP)
 			HOOKS.free(m.data);
 	}
 	TT_CHECK(t == SOCKET_SERVER_EXIT);

@@ -94,7 +94,7 @@ struct event {
 	uintptr_t opaque;
 	char *data; // DATA/UDP bytes (owned), else NULL
 	char text[TEXT_MAX];
-	uint8_t addr[SOCKET_UDP_ADDRESS_MAX];
+	uint8_t addr[SKYNET_SOCKET_UDP_ADDRESS_MAX];
 	int addr_sz;
 	bool taken; // handed to the test already
 };
@@ -113,7 +113,7 @@ struct harness {
 static void
 record(struct harness *h, int type, const struct socket_message *m) {
 	struct event e = {.type = type, .id = m->id, .ud = m->ud, .opaque = m->opaque};
-	if (type == SOCKET_SERVER_DATA || type == SOCKET_SERVER_UDP) {
+	if (type == SKYNET_SOCKET_TYPE_DATA || type == SKYNET_SOCKET_TYPE_UDP) {
 		e.data = m->data;
 		if (m->udp_address_sz > 0) {
 			memcpy(e.addr, m->udp_address, (size_t)m->udp_address_sz);
@@ -142,7 +142,7 @@ poller(void *p) {
 		if (type == SOCKET_SERVER_EXIT)
 			break;
 		// As the node does: right after DATA, on this thread, keyed by the consumer.
-		if (type == SOCKET_SERVER_DATA && ATOM_LOAD(&h->consumer_full))
+		if (type == SKYNET_SOCKET_TYPE_DATA && ATOM_LOAD(&h->consumer_full))
 			socket_server_flow_pause(h->ss, m.id, m.consumer);
 		record(h, type, &m);
 	}
@@ -286,7 +286,7 @@ match_id(const struct event *e, const void *arg) {
 static bool
 match_end(const struct event *e, const void *arg) {
 	return e->id == *(const int *)arg &&
-	       (e->type == SOCKET_SERVER_CLOSE || e->type == SOCKET_SERVER_ERROR);
+	       (e->type == SKYNET_SOCKET_TYPE_CLOSE || e->type == SKYNET_SOCKET_TYPE_ERROR);
 }
 
 /* Collect DATA for id until n bytes arrived (or WAIT_MS passed); returns bytes got. */
@@ -294,7 +294,7 @@ static size_t
 read_data(struct harness *h, int id, char *out, size_t n) {
 	size_t got = 0;
 	while (got < n) {
-		struct event *e = expect(h, SOCKET_SERVER_DATA, id);
+		struct event *e = expect(h, SKYNET_SOCKET_TYPE_DATA, id);
 		if (e == NULL)
 			break;
 		size_t take = (size_t)e->ud;
@@ -315,14 +315,14 @@ open_listener(struct harness *h, int *port, bool start) {
 	int id = socket_server_listen(h->ss, OWNER, "127.0.0.1", 0, 1024, NULL);
 	if (id < 0)
 		return -1;
-	struct event *e = expect(h, SOCKET_SERVER_CONNECT, id);
+	struct event *e = expect(h, SKYNET_SOCKET_TYPE_CONNECT, id);
 	if (e == NULL)
 		return -1;
 	*port = e->ud;
 	event_free(e);
 	if (start) {
 		socket_server_start(h->ss, OWNER, id);
-		event_free(expect(h, SOCKET_SERVER_CONNECT, id));
+		event_free(expect(h, SKYNET_SOCKET_TYPE_CONNECT, id));
 	}
 	return id;
 }
@@ -342,13 +342,13 @@ peer_connect(int port) {
 /* Accept the next connection on listener lid and start it. Returns its id or -1. */
 static int
 accept_started(struct harness *h, int lid) {
-	struct event *e = expect(h, SOCKET_SERVER_ACCEPT, lid);
+	struct event *e = expect(h, SKYNET_SOCKET_TYPE_ACCEPT, lid);
 	if (e == NULL)
 		return -1;
 	int id = e->ud;
 	event_free(e);
 	socket_server_start(h->ss, OWNER, id);
-	e = expect(h, SOCKET_SERVER_CONNECT, id);
+	e = expect(h, SKYNET_SOCKET_TYPE_CONNECT, id);
 	bool ok = e != NULL && strcmp(e->text, "start") == 0;
 	event_free(e);
 	return ok ? id : -1;
@@ -424,7 +424,7 @@ send_fill(struct harness *h, int id, size_t n, char c, bool low) {
 static size_t
 fill_until_warnings(struct harness *h, int id, char c, int warnings, int *kb) {
 	size_t sent = 0;
-	struct want w = {SOCKET_SERVER_WARNING, id};
+	struct want w = {SKYNET_SOCKET_TYPE_WARNING, id};
 	int seen = 0;
 	while (seen < warnings && sent < 64 * (size_t)MB) {
 		if (send_fill(h, id, CHUNK, c, false) != 0)
@@ -454,27 +454,27 @@ listen_accept_read_write_close(int *failed) {
 	int port = 0;
 	int lid = socket_server_listen(h->ss, OWNER, "127.0.0.1", 0, 16, NULL);
 	TT_CHECK(lid >= 0);
-	struct event *e = expect(h, SOCKET_SERVER_CONNECT, lid);
+	struct event *e = expect(h, SKYNET_SOCKET_TYPE_CONNECT, lid);
 	TT_CHECK(e != NULL && e->ud > 0 && strcmp(e->text, "127.0.0.1") == 0 && e->opaque == OWNER);
 	port = e ? e->ud : 0;
 	event_free(e);
 	// Not accepting before start: the connection waits in the backlog.
 	int fd = peer_connect(port);
 	TT_CHECK(fd >= 0);
-	TT_CHECK(quiet(h, SOCKET_SERVER_ACCEPT, lid, QUIET_MS));
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_ACCEPT, lid, QUIET_MS));
 	socket_server_start(h->ss, OWNER, lid);
-	e = expect(h, SOCKET_SERVER_CONNECT, lid);
+	e = expect(h, SKYNET_SOCKET_TYPE_CONNECT, lid);
 	TT_CHECK(e != NULL && strcmp(e->text, "start") == 0);
 	event_free(e);
-	e = expect(h, SOCKET_SERVER_ACCEPT, lid);
+	e = expect(h, SKYNET_SOCKET_TYPE_ACCEPT, lid);
 	TT_CHECK(e != NULL && e->ud > 0 && strncmp(e->text, "127.0.0.1:", 10) == 0);
 	int id = e ? e->ud : -1;
 	event_free(e);
 	// Not reading before start either.
 	TT_CHECK(send(fd, "early", 5, 0) == 5);
-	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, id, QUIET_MS));
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_DATA, id, QUIET_MS));
 	socket_server_start(h->ss, OWNER + 1, id); // a new owner: events go there
-	e = expect(h, SOCKET_SERVER_CONNECT, id);
+	e = expect(h, SKYNET_SOCKET_TYPE_CONNECT, id);
 	TT_CHECK(e != NULL && e->opaque == OWNER + 1 && strcmp(e->text, "start") == 0);
 	event_free(e);
 	char buf[16] = {0};
@@ -483,13 +483,13 @@ listen_accept_read_write_close(int *failed) {
 	TT_CHECK(peer_read(fd, buf, 5) == 5 && memcmp(buf, "reply", 5) == 0);
 	// The peer closes: CLOSE for the owner.
 	close(fd);
-	e = expect(h, SOCKET_SERVER_CLOSE, id);
+	e = expect(h, SKYNET_SOCKET_TYPE_CLOSE, id);
 	TT_CHECK(e != NULL && e->opaque == OWNER + 1);
 	event_free(e);
 	TT_CHECK(send_string(h, id, "late") == SKYNET_EINVAL);
 	// Our close of a listener.
 	socket_server_close(h->ss, OWNER, lid);
-	event_free(e = expect(h, SOCKET_SERVER_CLOSE, lid));
+	event_free(e = expect(h, SKYNET_SOCKET_TYPE_CLOSE, lid));
 	TT_CHECK(e != NULL);
 	TT_CHECK(peer_connect(port) < 0); // refused now
 	harness_stop(h);
@@ -503,7 +503,7 @@ connect_both_ends(int *failed) {
 	TT_CHECK(lid >= 0);
 	int cid = socket_server_connect(h->ss, OWNER, "127.0.0.1", port);
 	TT_CHECK(cid >= 0);
-	struct event *e = expect(h, SOCKET_SERVER_CONNECT, cid);
+	struct event *e = expect(h, SKYNET_SOCKET_TYPE_CONNECT, cid);
 	TT_CHECK(e != NULL && strcmp(e->text, "127.0.0.1") == 0);
 	event_free(e);
 	int sid = accept_started(h, lid);
@@ -515,9 +515,9 @@ connect_both_ends(int *failed) {
 	TT_CHECK(read_data(h, cid, buf, 4) == 4 && memcmp(buf, "pong", 4) == 0);
 	// Close with nothing queued: CLOSE at once, the other end sees the end too.
 	socket_server_close(h->ss, OWNER, cid);
-	event_free(e = expect(h, SOCKET_SERVER_CLOSE, cid));
+	event_free(e = expect(h, SKYNET_SOCKET_TYPE_CLOSE, cid));
 	TT_CHECK(e != NULL);
-	event_free(e = expect(h, SOCKET_SERVER_CLOSE, sid));
+	event_free(e = expect(h, SKYNET_SOCKET_TYPE_CLOSE, sid));
 	TT_CHECK(e != NULL);
 	harness_stop(h);
 }
@@ -528,10 +528,10 @@ connect_refused_reports_error(int *failed) {
 	int port = 0;
 	int lid = open_listener(h, &port, false);
 	socket_server_close(h->ss, OWNER, lid); // the port is free again, nobody listens
-	event_free(expect(h, SOCKET_SERVER_CLOSE, lid));
+	event_free(expect(h, SKYNET_SOCKET_TYPE_CLOSE, lid));
 	int id = socket_server_connect(h->ss, OWNER, "127.0.0.1", port);
 	TT_CHECK(id >= 0);
-	struct event *e = expect(h, SOCKET_SERVER_ERROR, id);
+	struct event *e = expect(h, SKYNET_SOCKET_TYPE_ERROR, id);
 	TT_CHECK(e != NULL && strstr(e->text, "refused") != NULL && e->opaque == OWNER);
 	event_free(e);
 	TT_CHECK(send_string(h, id, "x") == SKYNET_EINVAL);
@@ -583,7 +583,7 @@ udp_bound(struct harness *h, const char *host, uint8_t *addr, int *addr_sz) {
 static void
 udp_round_trip_on(int *failed, const char *host) {
 	struct harness *h = harness_start();
-	uint8_t addr[SOCKET_UDP_ADDRESS_MAX];
+	uint8_t addr[SKYNET_SOCKET_UDP_ADDRESS_MAX];
 	int addr_sz = 0;
 	int server = udp_bound(h, host, addr, &addr_sz);
 	TT_CHECK(server >= 0 && addr_sz == (strchr(host, ':') ? 19 : 7));
@@ -591,7 +591,7 @@ udp_round_trip_on(int *failed, const char *host) {
 	TT_CHECK(client >= 0);
 	struct socket_sendbuffer b = {client, SOCKET_BUFFER_RAWCOPY, "datagram", 8};
 	TT_CHECK(socket_server_udp_send(h->ss, addr, addr_sz, &b) == 0);
-	struct event *e = expect(h, SOCKET_SERVER_UDP, server);
+	struct event *e = expect(h, SKYNET_SOCKET_TYPE_UDP, server);
 	TT_CHECK(e != NULL && e->ud == 8 && memcmp(e->data, "datagram", 8) == 0 &&
 	         e->addr_sz == addr_sz);
 	// Answer to the sender's address as received.
@@ -600,7 +600,7 @@ udp_round_trip_on(int *failed, const char *host) {
 		TT_CHECK(socket_server_udp_send(h->ss, e->addr, e->addr_sz, &r) == 0);
 	}
 	event_free(e);
-	e = expect(h, SOCKET_SERVER_UDP, client);
+	e = expect(h, SKYNET_SOCKET_TYPE_UDP, client);
 	TT_CHECK(e != NULL && e->ud == 6 && memcmp(e->data, "answer", 6) == 0);
 	event_free(e);
 	// A connected UDP socket sends with plain send.
@@ -612,7 +612,7 @@ udp_round_trip_on(int *failed, const char *host) {
 		TT_CHECK(socket_server_udp_connect(h->ss, dial, ip, port) == 0);
 		struct socket_sendbuffer c = {dial, SOCKET_BUFFER_RAWCOPY, "connected", 9};
 		TT_CHECK(socket_server_send(h->ss, &c) == 0);
-		e = expect(h, SOCKET_SERVER_UDP, server);
+		e = expect(h, SKYNET_SOCKET_TYPE_UDP, server);
 		TT_CHECK(e != NULL && e->ud == 9);
 		event_free(e);
 	}
@@ -620,7 +620,7 @@ udp_round_trip_on(int *failed, const char *host) {
 	TT_CHECK(dialed >= 0);
 	struct socket_sendbuffer d = {dialed, SOCKET_BUFFER_RAWCOPY, "dialed", 6};
 	TT_CHECK(socket_server_send(h->ss, &d) == 0);
-	e = expect(h, SOCKET_SERVER_UDP, server);
+	e = expect(h, SKYNET_SOCKET_TYPE_UDP, server);
 	TT_CHECK(e != NULL && e->ud == 6);
 	event_free(e);
 	// Malformed addresses are refused at once.
@@ -671,9 +671,9 @@ connect_resolves_in_the_caller(int *failed) {
 	if (has_ipv6_loopback()) {
 		int lid6 = socket_server_listen(h->ss, OWNER, "::1", port, 16, NULL);
 		if (lid6 >= 0) {
-			event_free(expect(h, SOCKET_SERVER_CONNECT, lid6));
+			event_free(expect(h, SKYNET_SOCKET_TYPE_CONNECT, lid6));
 			socket_server_start(h->ss, OWNER, lid6);
-			event_free(expect(h, SOCKET_SERVER_CONNECT, lid6));
+			event_free(expect(h, SKYNET_SOCKET_TYPE_CONNECT, lid6));
 		}
 	}
 	int on_poll = ATOM_LOAD(&POLL_LOOKUPS);
@@ -682,7 +682,7 @@ connect_resolves_in_the_caller(int *failed) {
 	TT_CHECK(ATOM_LOAD(&CALLER_LOOKUPS) == in_caller + 1);
 	TT_CHECK(ATOM_LOAD(&LAST_FLAGS) & AI_NUMERICHOST);
 	struct event *e = wait_event(h, match_id, &cid, WAIT_MS);
-	TT_CHECK(e != NULL && e->type == SOCKET_SERVER_CONNECT);
+	TT_CHECK(e != NULL && e->type == SKYNET_SOCKET_TYPE_CONNECT);
 	event_free(e);
 	// A name: resolved before connect returns, on this thread.
 	in_caller = ATOM_LOAD(&CALLER_LOOKUPS);
@@ -690,20 +690,20 @@ connect_resolves_in_the_caller(int *failed) {
 	TT_CHECK(nid >= 0);
 	TT_CHECK(ATOM_LOAD(&CALLER_LOOKUPS) > in_caller);
 	e = wait_event(h, match_id, &nid, WAIT_MS);
-	TT_CHECK(e != NULL && e->type == SOCKET_SERVER_CONNECT);
-	if (e != NULL && e->type != SOCKET_SERVER_CONNECT)
+	TT_CHECK(e != NULL && e->type == SKYNET_SOCKET_TYPE_CONNECT);
+	if (e != NULL && e->type != SKYNET_SOCKET_TYPE_CONNECT)
 		fprintf(stderr, "connect localhost: %s\n", e->text);
 	event_free(e);
 	// A name that cannot resolve: an id, then ERROR with the resolver's text.
 	uint64_t t0 = now_ms();
 	int bad = socket_server_connect(h->ss, OWNER, "no-such-host.invalid", port);
 	TT_CHECK(bad >= 0);
-	e = expect(h, SOCKET_SERVER_ERROR, bad);
+	e = expect(h, SKYNET_SOCKET_TYPE_ERROR, bad);
 	TT_CHECK(e != NULL && e->text[0] != '\0' && e->opaque == OWNER);
 	event_free(e);
 	TT_CHECK(now_ms() - t0 < WAIT_MS);
 	TT_CHECK(send_string(h, bad, "x") == SKYNET_EINVAL); // no socket behind it
-	TT_CHECK(quiet(h, SOCKET_SERVER_CONNECT, bad, QUIET_MS));
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_CONNECT, bad, QUIET_MS));
 	int stray = ATOM_LOAD(&POLL_LOOKUPS) - on_poll;
 	TT_CHECK(stray == 0);
 	if (stray != 0)
@@ -721,7 +721,7 @@ stale_id_never_reaches_new_socket(int *failed) {
 	int stale = socket_server_udp(h->ss, OWNER, NULL, 0);
 	TT_CHECK(stale >= 0);
 	socket_server_shutdown(h->ss, OWNER, stale);
-	event_free(expect(h, SOCKET_SERVER_CLOSE, stale));
+	event_free(expect(h, SKYNET_SOCKET_TYPE_CLOSE, stale));
 	// Allocate until an id lands in the stale id's slot.
 	int fresh = -1;
 	int batch[512];
@@ -729,7 +729,7 @@ stale_id_never_reaches_new_socket(int *failed) {
 		int n = 0;
 		for (int i = 0; i < 512; i++) {
 			int id = socket_server_udp(h->ss, OWNER, NULL, 0);
-			if (id % SOCKET_SERVER_MAX == stale % SOCKET_SERVER_MAX) {
+			if (id % SKYNET_SOCKET_MAX == stale % SKYNET_SOCKET_MAX) {
 				fresh = id;
 				break;
 			}
@@ -738,17 +738,17 @@ stale_id_never_reaches_new_socket(int *failed) {
 		for (int i = 0; i < n; i++)
 			socket_server_shutdown(h->ss, OWNER, batch[i]);
 		for (int i = 0; i < n; i++)
-			event_free(expect(h, SOCKET_SERVER_CLOSE, batch[i]));
+			event_free(expect(h, SKYNET_SOCKET_TYPE_CLOSE, batch[i]));
 	}
 	TT_CHECK(fresh >= 0 && fresh != stale);
 	// The stale id reaches nothing; the fresh socket still works.
 	TT_CHECK(send_string(h, stale, "x") == SKYNET_EINVAL);
 	socket_server_close(h->ss, OWNER, stale);
-	struct event *e = expect(h, SOCKET_SERVER_CLOSE, stale);
+	struct event *e = expect(h, SKYNET_SOCKET_TYPE_CLOSE, stale);
 	TT_CHECK(e != NULL && e->id == stale); // answered for the stale id only
 	event_free(e);
 	socket_server_start(h->ss, OWNER, stale);
-	e = expect(h, SOCKET_SERVER_ERROR, stale);
+	e = expect(h, SKYNET_SOCKET_TYPE_ERROR, stale);
 	TT_CHECK(e != NULL && strcmp(e->text, "invalid socket") == 0);
 	event_free(e);
 	int n = 0;
@@ -783,7 +783,7 @@ pending_output_warns_at_1mb_and_doublings(int *failed) {
 	int thresholds[] = {1024, 2048, 4096};
 	for (int i = 0; i < 3; i++)
 		TT_CHECK(kb[i] >= thresholds[i] && kb[i] < thresholds[i] + 1024);
-	TT_CHECK(quiet(h, SOCKET_SERVER_WARNING, id, QUIET_MS)); // no more before 8 MB
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_WARNING, id, QUIET_MS)); // no more before 8 MB
 	int n = 0;
 	struct socket_server_info *info = socket_server_info(h->ss, &n);
 	bool seen = false;
@@ -806,7 +806,7 @@ pending_output_warns_at_1mb_and_doublings(int *failed) {
 	}
 	skynet_free(buf);
 	TT_CHECK(drained == sent);
-	struct event *e = expect(h, SOCKET_SERVER_WARNING, id);
+	struct event *e = expect(h, SKYNET_SOCKET_TYPE_WARNING, id);
 	TT_CHECK(e != NULL && e->ud == 0);
 	event_free(e);
 	close(fd);
@@ -825,8 +825,8 @@ close_flushes_pending_output(int *failed) {
 	TT_CHECK(send_string(h, id, "end") == 0);
 	total += 3;
 	socket_server_close(h->ss, OWNER, id);
-	TT_CHECK(quiet(h, SOCKET_SERVER_CLOSE, id, QUIET_MS)); // still flushing
-	TT_CHECK(send_string(h, id, "after close") == 0);      // taken, never sent
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_CLOSE, id, QUIET_MS)); // still flushing
+	TT_CHECK(send_string(h, id, "after close") == 0);           // taken, never sent
 	char *buf = skynet_malloc(total + 64);
 	size_t got = peer_read(fd, buf, total + 64);
 	TT_CHECK(got == total);
@@ -836,7 +836,7 @@ close_flushes_pending_output(int *failed) {
 	TT_CHECK(intact);
 	skynet_free(buf);
 	TT_CHECK(peer_sees_eof(fd, NULL));
-	struct event *e = expect(h, SOCKET_SERVER_CLOSE, id);
+	struct event *e = expect(h, SKYNET_SOCKET_TYPE_CLOSE, id);
 	TT_CHECK(e != NULL && e->opaque == OWNER);
 	event_free(e);
 	close(fd);
@@ -853,7 +853,7 @@ shutdown_discards_pending_output(int *failed) {
 	size_t total = fill_until_warnings(h, id, 's', 1, kb); // over 1 MB queued
 	TT_CHECK(total > 0);
 	socket_server_shutdown(h->ss, OWNER, id);
-	struct event *e = expect(h, SOCKET_SERVER_CLOSE, id);
+	struct event *e = expect(h, SKYNET_SOCKET_TYPE_CLOSE, id);
 	TT_CHECK(e != NULL);
 	event_free(e);
 	size_t drained = 0;
@@ -876,8 +876,8 @@ peer_closing_while_output_queued(int *failed) {
 	struct event *e = wait_event(h, match_end, &id, WAIT_MS);
 	TT_CHECK(e != NULL);
 	event_free(e);
-	TT_CHECK(quiet(h, SOCKET_SERVER_CLOSE, id, QUIET_MS));
-	TT_CHECK(quiet(h, SOCKET_SERVER_ERROR, id, QUIET_MS));
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_CLOSE, id, QUIET_MS));
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_ERROR, id, QUIET_MS));
 	// Writes to it fail or vanish; they never crash.
 	send_string(h, id, "to nobody");
 	int n = 0;
@@ -913,9 +913,9 @@ pause_stops_reading_until_start(int *failed) {
 	int id = pair(h, &lid, &fd);
 	TT_CHECK(id >= 0);
 	socket_server_pause(h->ss, OWNER, id);
-	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, id, 20)); // let the pause land
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_DATA, id, 20)); // let the pause land
 	TT_CHECK(send(fd, "held", 4, 0) == 4);
-	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, id, QUIET_MS));
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_DATA, id, QUIET_MS));
 	socket_server_start(h->ss, OWNER, id);
 	char buf[4];
 	TT_CHECK(read_data(h, id, buf, 4) == 4 && memcmp(buf, "held", 4) == 0);
@@ -924,7 +924,7 @@ pause_stops_reading_until_start(int *failed) {
 	struct linger lg = {1, 0};
 	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	close(fd); // RST
-	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, id, QUIET_MS));
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_DATA, id, QUIET_MS));
 	socket_server_start(h->ss, OWNER, id);
 	struct event *e = wait_event(h, match_end, &id, WAIT_MS);
 	TT_CHECK(e != NULL);
@@ -986,19 +986,19 @@ flow_pause_composes_with_owner_pause(int *failed) {
 	TT_CHECK(info_of(h->ss, id, &si) && si.flow_paused && si.reading && si.flow_pauses == 1);
 	TT_CHECK(socket_server_flow_pauses(h->ss) == 1);
 	TT_CHECK(send(fd, "b", 1, 0) == 1);
-	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, id, QUIET_MS));
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_DATA, id, QUIET_MS));
 	// The owner's own pause and start (skynet.socket's auto-pause) leave it paused.
 	socket_server_pause(h->ss, OWNER, id);
 	socket_server_start(h->ss, OWNER, id);
-	event_free(expect(h, SOCKET_SERVER_CONNECT, id));
-	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, id, QUIET_MS));
+	event_free(expect(h, SKYNET_SOCKET_TYPE_CONNECT, id));
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_DATA, id, QUIET_MS));
 	// Another key lifts nothing.
 	socket_server_flow_resume(h->ss, OWNER + 1);
-	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, id, QUIET_MS));
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_DATA, id, QUIET_MS));
 	// Paused by the owner too: the resume alone does not read.
 	socket_server_pause(h->ss, OWNER, id);
 	socket_server_flow_resume(h->ss, OWNER);
-	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, id, QUIET_MS));
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_DATA, id, QUIET_MS));
 	TT_CHECK(info_of(h->ss, id, &si) && !si.flow_paused && !si.reading);
 	socket_server_start(h->ss, OWNER, id);
 	char got = 0;
@@ -1032,7 +1032,7 @@ flow_pause_follows_the_consumer(int *failed) {
 	ATOM_STORE(&h->consumer_full, 1);
 	for (int i = 0; i < 3; i++) {
 		TT_CHECK(send(fd[i], "x", 1, 0) == 1);
-		struct event *e = expect(h, SOCKET_SERVER_DATA, id[i]);
+		struct event *e = expect(h, SKYNET_SOCKET_TYPE_DATA, id[i]);
 		TT_CHECK(e != NULL && e->opaque == OWNER);
 		event_free(e);
 		TT_CHECK(info_of(h->ss, id[i], &si) && si.flow_paused && si.consumer == CONSUMER);
@@ -1042,7 +1042,7 @@ flow_pause_follows_the_consumer(int *failed) {
 	socket_server_flow_resume(h->ss, OWNER);
 	for (int i = 0; i < 3; i++)
 		TT_CHECK(send(fd[i], "y", 1, 0) == 1);
-	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, -1, QUIET_MS));
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_DATA, -1, QUIET_MS));
 	// 0: naming the owner lifts the pause.
 	socket_server_consumer(h->ss, id[0], 0);
 	char got = 0;
@@ -1050,10 +1050,10 @@ flow_pause_follows_the_consumer(int *failed) {
 	TT_CHECK(info_of(h->ss, id[0], &si) && !si.flow_paused && si.consumer == 0);
 	// A new owner: the consumer is forgotten and the pause lifted.
 	socket_server_start(h->ss, NEW_OWNER, id[1]);
-	struct event *e = expect(h, SOCKET_SERVER_CONNECT, id[1]);
+	struct event *e = expect(h, SKYNET_SOCKET_TYPE_CONNECT, id[1]);
 	TT_CHECK(e != NULL && strcmp(e->text, "transfer") == 0);
 	event_free(e);
-	e = expect(h, SOCKET_SERVER_DATA, id[1]);
+	e = expect(h, SKYNET_SOCKET_TYPE_DATA, id[1]);
 	TT_CHECK(e != NULL && e->opaque == NEW_OWNER);
 	event_free(e);
 	TT_CHECK(info_of(h->ss, id[1], &si) && !si.flow_paused && si.consumer == 0);
@@ -1061,16 +1061,16 @@ flow_pause_follows_the_consumer(int *failed) {
 	socket_server_shutdown(h->ss, OWNER, id[2]);
 	event_free(wait_event(h, match_end, &id[2], WAIT_MS));
 	socket_server_flow_resume(h->ss, CONSUMER);
-	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, -1, QUIET_MS)); // nothing left paused
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_DATA, -1, QUIET_MS)); // nothing left paused
 	socket_server_consumer(h->ss, id[1], CONSUMER);
 	ATOM_STORE(&h->consumer_full, 1);
 	TT_CHECK(send(fd[1], "z", 1, 0) == 1);
-	e = expect(h, SOCKET_SERVER_DATA, id[1]);
+	e = expect(h, SKYNET_SOCKET_TYPE_DATA, id[1]);
 	TT_CHECK(e != NULL);
 	event_free(e);
 	ATOM_STORE(&h->consumer_full, 0);
 	TT_CHECK(send(fd[1], "w", 1, 0) == 1);
-	TT_CHECK(quiet(h, SOCKET_SERVER_DATA, id[1], QUIET_MS));
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_DATA, id[1], QUIET_MS));
 	socket_server_flow_resume(h->ss, CONSUMER);
 	got = 0;
 	TT_CHECK(read_data(h, id[1], &got, 1) == 1 && got == 'w');
@@ -1116,7 +1116,7 @@ output_limit_closes_the_connection(int *failed) {
 	}
 	if (end == NULL)
 		end = wait_event(h, match_end, &id, WAIT_MS);
-	TT_CHECK(end != NULL && end->type == SOCKET_SERVER_CLOSE && end->opaque == OWNER);
+	TT_CHECK(end != NULL && end->type == SKYNET_SOCKET_TYPE_CLOSE && end->opaque == OWNER);
 	event_free(end);
 	char want[96];
 	snprintf(want, sizeof(want), "address=%s limit=%d", peer_name, 3 * MB);
@@ -1149,7 +1149,7 @@ thousand_connections_leave_no_fd(int *failed) {
 		for (int i = 0; i < BATCH; i++)
 			client[i] = socket_server_connect(h->ss, OWNER, "127.0.0.1", port);
 		for (int i = 0; i < BATCH; i++) {
-			struct event *e = expect(h, SOCKET_SERVER_ACCEPT, lid);
+			struct event *e = expect(h, SKYNET_SOCKET_TYPE_ACCEPT, lid);
 			server[i] = e ? e->ud : -1;
 			event_free(e);
 			socket_server_start(h->ss, OWNER, server[i]);
@@ -1162,8 +1162,8 @@ thousand_connections_leave_no_fd(int *failed) {
 				socket_server_shutdown(h->ss, OWNER, server[i]);
 		}
 		for (int i = 0; i < BATCH; i++) {
-			struct event *a = expect(h, SOCKET_SERVER_CLOSE, client[i]);
-			struct event *b = expect(h, SOCKET_SERVER_CLOSE, server[i]);
+			struct event *a = expect(h, SKYNET_SOCKET_TYPE_CLOSE, client[i]);
+			struct event *b = expect(h, SKYNET_SOCKET_TYPE_CLOSE, server[i]);
 			closed += (a != NULL) + (b != NULL);
 			event_free(a);
 			event_free(b);
@@ -1219,7 +1219,7 @@ emfile_on_accept_without_busy_loop(int *failed) {
 	uint64_t deadline = now_ms() + WAIT_MS;
 	while (eof + accepted < CLIENTS && now_ms() < deadline) {
 		struct event *e = wait_event(h, NULL, NULL, 50);
-		if (e != NULL && e->type == SOCKET_SERVER_ACCEPT)
+		if (e != NULL && e->type == SKYNET_SOCKET_TYPE_ACCEPT)
 			accepted++;
 		event_free(e);
 		eof = 0;
@@ -1233,7 +1233,7 @@ emfile_on_accept_without_busy_loop(int *failed) {
 	TT_CHECK(accepted > 0 && accepted <= ROOM);
 	TT_CHECK(accepted + eof == CLIENTS);
 	// Idle now: a busy loop would burn this whole window.
-	TT_CHECK(quiet(h, SOCKET_SERVER_ACCEPT, lid, 300));
+	TT_CHECK(quiet(h, SKYNET_SOCKET_TYPE_ACCEPT, lid, 300));
 	uint64_t cpu = thread_cpu_us(h->thread) - cpu0;
 	TT_CHECK(cpu < 150000);
 	if (cpu >= 150000)
@@ -1252,7 +1252,7 @@ emfile_on_accept_without_busy_loop(int *failed) {
 		close(fds[i]);
 	int fd = peer_connect(port);
 	TT_CHECK(fd >= 0);
-	struct event *e = expect(h, SOCKET_SERVER_ACCEPT, lid);
+	struct event *e = expect(h, SKYNET_SOCKET_TYPE_ACCEPT, lid);
 	TT_CHECK(e != NULL);
 	event_free(e);
 	close(fd);
@@ -1265,19 +1265,19 @@ bind_wraps_a_pipe(int *failed) {
 	int p[2];
 	TT_CHECK(pipe(p) == 0);
 	int id = socket_server_bind(h->ss, OWNER, p[0]);
-	struct event *e = expect(h, SOCKET_SERVER_CONNECT, id);
+	struct event *e = expect(h, SKYNET_SOCKET_TYPE_CONNECT, id);
 	TT_CHECK(e != NULL && strcmp(e->text, "binding") == 0);
 	event_free(e);
 	TT_CHECK(write(p[1], "line\n", 5) == 5);
 	char buf[5];
 	TT_CHECK(read_data(h, id, buf, 5) == 5 && memcmp(buf, "line\n", 5) == 0);
 	close(p[1]);
-	event_free(e = expect(h, SOCKET_SERVER_CLOSE, id));
+	event_free(e = expect(h, SKYNET_SOCKET_TYPE_CLOSE, id));
 	TT_CHECK(e != NULL);
 	// A regular file cannot be polled: ERROR, and the socket is gone.
 	int f = open("/proc/self/stat", O_RDONLY);
 	id = socket_server_bind(h->ss, OWNER, f);
-	e = expect(h, SOCKET_SERVER_ERROR, id);
+	e = expect(h, SKYNET_SOCKET_TYPE_ERROR, id);
 	TT_CHECK(e != NULL);
 	event_free(e);
 	harness_stop(h);
@@ -1302,7 +1302,7 @@ read_buffer_adapts(int *failed) {
 			if (w > 0)
 				sent += (size_t)w;
 		}
-		struct event *e = expect(h, SOCKET_SERVER_DATA, id);
+		struct event *e = expect(h, SKYNET_SOCKET_TYPE_DATA, id);
 		if (e == NULL)
 			break;
 		got += (size_t)e->ud;
@@ -1316,7 +1316,7 @@ read_buffer_adapts(int *failed) {
 	int last = 0;
 	for (int i = 0; i < 40; i++) {
 		TT_CHECK(send(fd, "tiny", 4, 0) == 4);
-		struct event *e = expect(h, SOCKET_SERVER_DATA, id);
+		struct event *e = expect(h, SKYNET_SOCKET_TYPE_DATA, id);
 		last = e ? e->ud : -1;
 		event_free(e);
 	}
@@ -1397,7 +1397,7 @@ concurrent_senders_keep_per_thread_order(int *failed) {
 	int ids[CHURN];
 	int closes = 0;
 	while (closes < CHURN) {
-		struct want w = {SOCKET_SERVER_CLOSE, -1};
+		struct want w = {SKYNET_SOCKET_TYPE_CLOSE, -1};
 		struct event *e = wait_event(h, match_type_id, &w, WAIT_MS);
 		if (e == NULL)
 			break;
@@ -1446,7 +1446,7 @@ idle_tracking_for_virtual_time(int *failed) {
 	struct harness *h = harness_start_with(count_idle);
 	int calls = wait_idle(h, 0);
 	TT_CHECK(socket_server_is_idle(h->ss) && calls > 0);
-	uint8_t addr[SOCKET_UDP_ADDRESS_MAX];
+	uint8_t addr[SKYNET_SOCKET_UDP_ADDRESS_MAX];
 	int addr_sz = 0;
 	int id = udp_bound(h, "127.0.0.1", addr, &addr_sz);
 	TT_CHECK(id >= 0);
@@ -1456,7 +1456,7 @@ idle_tracking_for_virtual_time(int *failed) {
 	TT_CHECK(socket_server_udp_send(h->ss, addr, addr_sz, &b) == 0);
 	TT_CHECK(!socket_server_is_idle(h->ss));
 	// ... and it is idle again only after the datagram it caused came back.
-	struct event *e = expect(h, SOCKET_SERVER_UDP, id);
+	struct event *e = expect(h, SKYNET_SOCKET_TYPE_UDP, id);
 	TT_CHECK(e != NULL);
 	event_free(e);
 	TT_CHECK(wait_idle(h, calls) > calls);
