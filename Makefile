@@ -45,7 +45,8 @@ CORE_LIB := $(OBJ)/libskynet.a
 
 CSERVICE := $(patsubst service-src/service_%.c,$(BUILD)/cservice/%.so,\
 	$(wildcard service-src/service_*.c))
-LUALIB_SRC := $(wildcard lualib-src/lua-*.c)
+# skynet.so: the lua-*.c modules, and skynet.kernel's parts in lualib-src/kernel/.
+LUALIB_SRC := $(wildcard lualib-src/lua-*.c) $(wildcard lualib-src/kernel/*.c)
 LUALIB_OBJ := $(patsubst lualib-src/%.c,$(OBJ)/lualib/%.o,$(LUALIB_SRC))
 LUACLIB := $(if $(LUALIB_SRC),$(BUILD)/luaclib/skynet.so)
 
@@ -92,16 +93,17 @@ $(OBJ)/lualib/%.o: lualib-src/%.c
 # their own frames on the stack; ThreadSanitizer loses a shadow-stack frame
 # for each instrumented frame a longjmp skips, so its many yields would
 # exhaust it. The kernel keeps no data shared between threads.
-$(OBJ)/lualib/lua-kernel.o: CFLAGS += -fno-sanitize=thread
+$(OBJ)/lualib/kernel/%.o: CFLAGS += -fno-sanitize=thread
 
 $(BUILD)/luaclib/skynet.so: $(LUALIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LUACLIB_LIBS_skynet)
 
-# Lua C modules outside skynet.so: the sources in lualib-src/NAME/ build
+# Lua C modules outside skynet.so: the sources in lualib-src/NAME/ (but kernel/) build
 # luaclib/NAME.so, where stock Lua finds `require "NAME.x"` (luaopen_NAME_x)
 # and `require "NAME"`. Extra link libraries of NAME.so go in LUACLIB_LIBS_NAME.
-EXTRA_LUACLIB_DIRS := $(patsubst lualib-src/%/,%,$(sort $(dir $(wildcard lualib-src/*/*.c))))
+EXTRA_LUACLIB_DIRS := $(filter-out kernel,\
+	$(patsubst lualib-src/%/,%,$(sort $(dir $(wildcard lualib-src/*/*.c)))))
 EXTRA_LUACLIB := $(patsubst %,$(BUILD)/luaclib/%.so,$(EXTRA_LUACLIB_DIRS))
 all: $(EXTRA_LUACLIB)
 define luaclib_rule
