@@ -34,6 +34,25 @@
  * Each state table is made on first use, and so are S's fields and most of
  * the skynet table's: a state pays only for what its service uses.
  *
+ * S, the interface of the Lua parts (the files of skynet/ext, skynet/debug.lua,
+ * service/clusteragent.lua; docs/internals.md). Its functions:
+ *   new_call(addr, id, msg, sz) -> session      send a call, register nothing
+ *   yield_call(addr, session) -> msg, sz        wait for its reply (raises
+ *                                               "call failed")
+ *   call_handler(addr, id, handler, msg, sz) -> session   a call whose reply
+ *                 goes to handler[1](handler, session, ok, msg, sz), inline
+ *   drop_handler(session, handler)              forget such a call
+ *   error_dispatch(session, source)             as a PTYPE_ERROR message
+ *   running()                                   the coroutine resumed last
+ *   co_finished(co)                             forget co's timeout, trace tag
+ *   timer_object(session)                       skynet.timeout's result
+ *   set(what, value)                            tracing, trace_timeouts,
+ *                 timer_gone, unknown_request, unknown_response
+ *   init_thread (a field)                       the start coroutine, or nil
+ * The state tables are still reachable through S by their names below
+ * (kill.lua, task.lua, trace.lua, message.lua, debug.lua use some): a debt,
+ * each of those uses is to become a function here.
+ *
  * running. The coroutine the dispatcher resumed last (UV_RUNNING). Sessions
  * are registered for it, not for the running coroutine: a skynet.coroutine
  * nested in it passes every framework yield up, so the framework resumes

@@ -154,8 +154,10 @@ int kernel_lretpack(lua_State *L);
 int kernel_lgenid(lua_State *L);
 int kernel_lself(lua_State *L);
 int kernel_laddress(lua_State *L);
-int kernel_lyield_call(lua_State *L); // S.yield_call
-int kernel_lnew_call(lua_State *L);   // S.new_call
+int kernel_lyield_call(lua_State *L);   // S.yield_call
+int kernel_lnew_call(lua_State *L);     // S.new_call
+int kernel_lcall_handler(lua_State *L); // S.call_handler
+int kernel_ldrop_handler(lua_State *L); // S.drop_handler
 
 /* ---- proto.c ---- */
 

@@ -281,6 +281,8 @@ static const luaL_Reg PRIVATE_FUNCS[] = {
     {"timer_object", ltimer_object},
     {"yield_call", kernel_lyield_call},
     {"new_call", kernel_lnew_call},
+    {"call_handler", kernel_lcall_handler},
+    {"drop_handler", kernel_ldrop_handler},
     {"error_dispatch", kernel_lerror_dispatch},
     {"co_finished", lco_finished},
     {"running", lrunning},

@@ -296,6 +296,48 @@ kernel_lnew_call(lua_State *L) {
 	return 1;
 }
 
+/*
+ * S.call_handler(addr, id, handler, msg, sz) -> session: a call whose reply
+ * is handed at once, without a coroutine, to handler[1](handler, session, ok,
+ * msg, sz) (ok false when the call failed). Raises as skynet.call does when
+ * the message cannot be sent; then nothing is registered.
+ */
+int
+kernel_lcall_handler(lua_State *L) {
+	enum { ARG_ADDR = 1, ARG_ID, ARG_HANDLER, ARG_MSG, ARG_SZ, SLOT_KERNEL };
+	lua_settop(L, ARG_SZ);
+	struct kernel *k = kernel_push(L);
+	int id = (int)luaL_checkinteger(L, ARG_ID);
+	int session = new_call(L, SLOT_KERNEL, k, ARG_ADDR, id, ARG_MSG, 2);
+	lua_pushvalue(L, ARG_HANDLER);
+	kernel_seti(L, SLOT_KERNEL, UV_WAITING, session);
+	lua_pushvalue(L, ARG_ADDR);
+	kernel_seti(L, SLOT_KERNEL, UV_WATCHING, session);
+	lua_pushinteger(L, session);
+	return 1;
+}
+
+/*
+ * S.drop_handler(session, handler): forget a call of S.call_handler; when
+ * handler still waits on session, its late reply is dropped when it comes.
+ */
+int
+kernel_ldrop_handler(lua_State *L) {
+	enum { ARG_SESSION = 1, ARG_HANDLER, SLOT_KERNEL };
+	lua_settop(L, ARG_HANDLER);
+	kernel_push(L);
+	lua_Integer session = luaL_checkinteger(L, ARG_SESSION);
+	if (kernel_geti(L, SLOT_KERNEL, UV_WAITING, session) == LUA_TTABLE &&
+	    lua_rawequal(L, -1, ARG_HANDLER)) {
+		lua_pushliteral(L, "BREAK");
+		kernel_seti(L, SLOT_KERNEL, UV_WAITING, session);
+	}
+	lua_pop(L, 1);
+	lua_pushnil(L);
+	kernel_seti(L, SLOT_KERNEL, UV_WATCHING, session);
+	return 0;
+}
+
 /* ---- ret ---- */
 
 enum { RET_MSG = 1, RET_SZ, RET_KERNEL, RET_RUNNING, RET_SESSION, RET_SOURCE };
