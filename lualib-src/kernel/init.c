@@ -42,6 +42,10 @@
  *   call_handler(addr, id, handler, msg, sz) -> session   a call whose reply
  *                 goes to handler[1](handler, session, ok, msg, sz), inline
  *   drop_handler(session, handler)              forget such a call
+ *   request(take) -> session, source            the running coroutine's
+ *                 request; take: its reply will not come through ret
+ *   owe(resp, source), owes(resp, settle) -> bool   a detached response
+ *                 (skynet.response) owes source a reply; settle: paid
  *   error_dispatch(session, source)             as a PTYPE_ERROR message
  *   running()                                   the coroutine resumed last
  *   co_finished(co)                             forget co's timeout, trace tag

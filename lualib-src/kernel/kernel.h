@@ -88,6 +88,10 @@ struct kernel {
 	bool unpacking; // a request is being unpacked (an error then fails it)
 };
 
+/* The parts call one another directly: their names stay inside skynet.so
+ * (no PLT, no interposition); only luaopen_skynet_kernel is exported. */
+#pragma GCC visibility push(hidden)
+
 /* The registry key of the kernel userdata (its address; defined in init.c). */
 extern const char KERNEL_KEY;
 
@@ -158,6 +162,9 @@ int kernel_lyield_call(lua_State *L);   // S.yield_call
 int kernel_lnew_call(lua_State *L);     // S.new_call
 int kernel_lcall_handler(lua_State *L); // S.call_handler
 int kernel_ldrop_handler(lua_State *L); // S.drop_handler
+int kernel_lrequest(lua_State *L);      // S.request
+int kernel_lowe(lua_State *L);          // S.owe
+int kernel_lowes(lua_State *L);         // S.owes
 
 /* ---- proto.c ---- */
 
@@ -226,5 +233,7 @@ int kernel_lstart(lua_State *L);
 
 int kernel_llazy_index(lua_State *L);    // __index of the skynet table
 int kernel_lprivate_index(lua_State *L); // __index of skynet.private
+
+#pragma GCC visibility pop
 
 #endif

@@ -386,6 +386,56 @@ kernel_lretpack(lua_State *L) {
 	return ret(L);
 }
 
+/* ---- the request a coroutine serves, and detached responses ---- */
+
+/*
+ * S.request(take) -> session, source of the request the running coroutine
+ * serves (nil, nil: none). With take true its session is forgotten: the reply
+ * will not come through skynet.ret (skynet.response, skynet.ignoreret).
+ */
+int
+kernel_lrequest(lua_State *L) {
+	enum { ARG_TAKE = 1, SLOT_KERNEL, SLOT_RUNNING, SLOT_SESSION, SLOT_SOURCE };
+	lua_settop(L, ARG_TAKE);
+	kernel_push(L);
+	kernel_push_running(L, SLOT_KERNEL);
+	kernel_get(L, SLOT_KERNEL, UV_REQ_SESSION, SLOT_RUNNING);
+	kernel_get(L, SLOT_KERNEL, UV_REQ_SOURCE, SLOT_RUNNING);
+	if (lua_toboolean(L, ARG_TAKE) && !lua_isnil(L, SLOT_SESSION)) {
+		lua_pushnil(L);
+		kernel_set(L, SLOT_KERNEL, UV_REQ_SESSION, SLOT_RUNNING);
+	}
+	return 2;
+}
+
+/* S.owe(resp, source): the response closure resp owes source a reply; the
+ * last will fails it, the death of source forgets it. */
+int
+kernel_lowe(lua_State *L) {
+	enum { ARG_RESP = 1, ARG_SOURCE, SLOT_KERNEL };
+	lua_settop(L, ARG_SOURCE);
+	kernel_push(L);
+	lua_pushvalue(L, ARG_SOURCE);
+	kernel_set(L, SLOT_KERNEL, UV_UNRESPONSE, ARG_RESP);
+	return 0;
+}
+
+/* S.owes(resp, settle) -> whether resp still owes its reply; with settle
+ * true it no longer does. */
+int
+kernel_lowes(lua_State *L) {
+	enum { ARG_RESP = 1, ARG_SETTLE, SLOT_KERNEL };
+	lua_settop(L, ARG_SETTLE);
+	kernel_push(L);
+	bool owes = kernel_get(L, SLOT_KERNEL, UV_UNRESPONSE, ARG_RESP) != LUA_TNIL;
+	if (owes && lua_toboolean(L, ARG_SETTLE)) {
+		lua_pushnil(L);
+		kernel_set(L, SLOT_KERNEL, UV_UNRESPONSE, ARG_RESP);
+	}
+	lua_pushboolean(L, owes);
+	return 1;
+}
+
 /* ---- ids ---- */
 
 int
