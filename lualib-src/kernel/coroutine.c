@@ -6,6 +6,8 @@
  * of a coroutine's request: its UV_REQ_SESSION and UV_REQ_SOURCE entries are
  * cleared when its job returns or dies, its UV_FIRED pair and UV_TRACE_TAG
  * entry when it stops for good (k->fired_n counts the pairs).
+ * S.tag and S.set_tag read and set the running coroutine's UV_TRACE_TAG entry
+ * (skynet.trace, skynet.tracetag).
  * Reads: k->host (the resume to use), k->tracing.
  *
  * A pooled coroutine's body is co_body, a C function: the first resume
@@ -217,6 +219,29 @@ kernel_co_error(lua_State *L, int K, struct kernel *k, int idx, int err) {
 	kernel_set(L, K, UV_REQ_SOURCE, idx);
 	kernel_co_finished(L, K, k, idx);
 	kernel_close_thread(co, L);
+}
+
+/* S.tag() -> the trace tag of the running coroutine (nil: none). */
+int
+kernel_ltag(lua_State *L) {
+	enum { SLOT_KERNEL = 1, SLOT_RUNNING };
+	lua_settop(L, 0);
+	kernel_push(L);
+	kernel_push_running(L, SLOT_KERNEL);
+	kernel_get(L, SLOT_KERNEL, UV_TRACE_TAG, SLOT_RUNNING);
+	return 1;
+}
+
+/* S.set_tag(tag): the running coroutine's calls carry tag; its end is traced. */
+int
+kernel_lset_tag(lua_State *L) {
+	enum { ARG_TAG = 1, SLOT_KERNEL, SLOT_RUNNING };
+	lua_settop(L, ARG_TAG);
+	kernel_push(L);
+	kernel_push_running(L, SLOT_KERNEL);
+	lua_pushvalue(L, ARG_TAG);
+	kernel_set(L, SLOT_KERNEL, UV_TRACE_TAG, SLOT_RUNNING);
+	return 0;
 }
 
 /* Push the arguments of a fork: f itself, or {f, args..., n = count}. */

@@ -46,6 +46,8 @@
  *                 request; take: its reply will not come through ret
  *   owe(resp, source), owes(resp, settle) -> bool   a detached response
  *                 (skynet.response) owes source a reply; settle: paid
+ *   tag(), set_tag(tag)                         the running coroutine's
+ *                 trace tag
  *   error_dispatch(session, source)             as a PTYPE_ERROR message
  *   running()                                   the coroutine resumed last
  *   co_finished(co)                             forget co's timeout, trace tag

@@ -191,6 +191,8 @@ void kernel_co_finished(lua_State *L, int K, struct kernel *k, int idx);
 int kernel_close_thread(lua_State *co, lua_State *from);
 
 int kernel_lfork(lua_State *L);
+int kernel_ltag(lua_State *L);     // S.tag
+int kernel_lset_tag(lua_State *L); // S.set_tag
 
 /* ---- run.c ---- */
 

@@ -286,6 +286,8 @@ static const luaL_Reg PRIVATE_FUNCS[] = {
     {"request", kernel_lrequest},
     {"owe", kernel_lowe},
     {"owes", kernel_lowes},
+    {"tag", kernel_ltag},
+    {"set_tag", kernel_lset_tag},
     {"error_dispatch", kernel_lerror_dispatch},
     {"co_finished", lco_finished},
     {"running", lrunning},
