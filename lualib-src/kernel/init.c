@@ -75,7 +75,7 @@
  * UV_UNRESPONSE, S.exited.
  * Units: timeouts in centiseconds; sessions are positive C ints.
  * Locking: none; only the worker running the service touches its state.
- * These files are built without ThreadSanitizer (see the Makefile).
+ * These files are built without ThreadSanitizer: the Makefile says why.
  */
 
 #include "kernel.h"
