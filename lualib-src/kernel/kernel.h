@@ -22,6 +22,7 @@
 
 #include "skynet.h"
 
+#include <lauxlib.h>
 #include <lua.h>
 
 #include <stdbool.h>
@@ -95,10 +96,15 @@ struct kernel {
 /* The registry key of the kernel userdata (its address; defined in init.c). */
 extern const char KERNEL_KEY;
 
-/* ---- state.c: access to the user values ---- */
+/* ---- state.c: access to the user values (the hot ones inline) ---- */
 
 /* Push the kernel userdata; returns its record. Raises outside a kernel state. */
-struct kernel *kernel_push(lua_State *L);
+static inline struct kernel *
+kernel_push(lua_State *L) {
+	if (lua_rawgetp(L, LUA_REGISTRYINDEX, &KERNEL_KEY) != LUA_TUSERDATA)
+		luaL_error(L, "skynet.kernel: not built in this state");
+	return lua_touserdata(L, -1);
+}
 
 /* Push user value v of the kernel at index K; returns its type. */
 static inline int
@@ -109,19 +115,53 @@ kernel_uv(lua_State *L, int K, int v) {
 /* Push state table v (UV_WAITING..UV_FQ_ARGS), made on first use. */
 void kernel_tab(lua_State *L, int K, int v);
 /* Push state table v when it exists (true); nothing otherwise. */
-bool kernel_tab_if(lua_State *L, int K, int v);
+static inline bool
+kernel_tab_if(lua_State *L, int K, int v) {
+	if (kernel_uv(L, K, v) == LUA_TTABLE)
+		return true;
+	lua_pop(L, 1);
+	return false;
+}
 /* t[key] of state table v: pushes the value (nil when t is not made), returns its type. */
-int kernel_geti(lua_State *L, int K, int v, lua_Integer key);
+static inline int
+kernel_geti(lua_State *L, int K, int v, lua_Integer key) {
+	if (!kernel_tab_if(L, K, v)) {
+		lua_pushnil(L);
+		return LUA_TNIL;
+	}
+	int t = lua_rawgeti(L, -1, key);
+	lua_remove(L, -2);
+	return t;
+}
 /* t[key] = the value on top (popped); nil into an unmade table makes nothing. */
 void kernel_seti(lua_State *L, int K, int v, lua_Integer key);
 /* The same with the key at stack index key. */
-int kernel_get(lua_State *L, int K, int v, int key);
+static inline int
+kernel_get(lua_State *L, int K, int v, int key) {
+	key = lua_absindex(L, key);
+	if (!kernel_tab_if(L, K, v)) {
+		lua_pushnil(L);
+		return LUA_TNIL;
+	}
+	lua_pushvalue(L, key);
+	int t = lua_rawget(L, -2);
+	lua_remove(L, -2);
+	return t;
+}
 void kernel_set(lua_State *L, int K, int v, int key);
 
 /* The coroutine at idx becomes the running one (k->running, UV_RUNNING). */
-void kernel_set_running(lua_State *L, int K, struct kernel *k, int idx);
+static inline void
+kernel_set_running(lua_State *L, int K, struct kernel *k, int idx) {
+	k->running = lua_tothread(L, idx);
+	lua_pushvalue(L, idx);
+	lua_setiuservalue(L, K, UV_RUNNING);
+}
 /* Push the running coroutine (nil before the first resume). */
-void kernel_push_running(lua_State *L, int K);
+static inline void
+kernel_push_running(lua_State *L, int K) {
+	kernel_uv(L, K, UV_RUNNING);
+}
 /* Append the string on top (popped) to the errors of this dispatch. */
 void kernel_push_error(lua_State *L, int K);
 

@@ -17,13 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 
-struct kernel *
-kernel_push(lua_State *L) {
-	if (lua_rawgetp(L, LUA_REGISTRYINDEX, &KERNEL_KEY) != LUA_TUSERDATA)
-		luaL_error(L, "skynet.kernel: not built in this state");
-	return lua_touserdata(L, -1);
-}
-
 /* A weak metatable for the pool: parked coroutines may be collected. */
 static void
 set_weak(lua_State *L) {
@@ -45,25 +38,6 @@ kernel_tab(lua_State *L, int K, int v) {
 	lua_setiuservalue(L, K, v);
 }
 
-bool
-kernel_tab_if(lua_State *L, int K, int v) {
-	if (kernel_uv(L, K, v) == LUA_TTABLE)
-		return true;
-	lua_pop(L, 1);
-	return false;
-}
-
-int
-kernel_geti(lua_State *L, int K, int v, lua_Integer key) {
-	if (!kernel_tab_if(L, K, v)) {
-		lua_pushnil(L);
-		return LUA_TNIL;
-	}
-	int t = lua_rawgeti(L, -1, key);
-	lua_remove(L, -2);
-	return t;
-}
-
 void
 kernel_seti(lua_State *L, int K, int v, lua_Integer key) {
 	if (!lua_isnil(L, -1)) {
@@ -75,19 +49,6 @@ kernel_seti(lua_State *L, int K, int v, lua_Integer key) {
 	lua_insert(L, -2);
 	lua_rawseti(L, -2, key);
 	lua_pop(L, 1);
-}
-
-int
-kernel_get(lua_State *L, int K, int v, int key) {
-	key = lua_absindex(L, key);
-	if (!kernel_tab_if(L, K, v)) {
-		lua_pushnil(L);
-		return LUA_TNIL;
-	}
-	lua_pushvalue(L, key);
-	int t = lua_rawget(L, -2);
-	lua_remove(L, -2);
-	return t;
 }
 
 void
@@ -103,18 +64,6 @@ kernel_set(lua_State *L, int K, int v, int key) {
 	lua_rotate(L, -3, -1); // table, key, value
 	lua_rawset(L, -3);
 	lua_pop(L, 1);
-}
-
-void
-kernel_set_running(lua_State *L, int K, struct kernel *k, int idx) {
-	k->running = lua_tothread(L, idx);
-	lua_pushvalue(L, idx);
-	lua_setiuservalue(L, K, UV_RUNNING);
-}
-
-void
-kernel_push_running(lua_State *L, int K) {
-	kernel_uv(L, K, UV_RUNNING);
 }
 
 void
