@@ -1,12 +1,12 @@
 -- skynet: the Lua service API (protocols, send/call/ret, timers, coroutines).
 --
--- The message path lives in C (lualib-src/lua-kernel.c, module
--- skynet.kernel): session tracking, the protocol table, the coroutine pool,
+-- The message path lives in C (lualib-src/kernel/, module skynet.kernel, one
+-- file per part): session tracking, the protocol table, the coroutine pool,
 -- the dispatcher with its wakeup, error and fork queues, send/call/ret,
 -- timeout/sleep/wait/wakeup/fork, start and the last will. Its design
--- comment describes the state tables, the yield protocol ("SUSPEND",
--- "QUIT", "EXIT", a bare yield) and how sessions are registered for the
--- coroutine the dispatcher resumed. This file only returns the table the
+-- comments (init.c, coroutine.c) describe the state tables, the yield
+-- protocol ("SUSPEND", "QUIT", "EXIT", a bare yield) and how sessions are
+-- registered for the coroutine the dispatcher resumed. This file only returns the table the
 -- kernel builds, so a service holds no copy of the framework's bytecode.
 --
 -- Lazy parts. exit, killthread, getenv, the service helpers, trace, task,

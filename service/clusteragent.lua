@@ -53,9 +53,7 @@ local unpackrequest = core.unpackrequest
 local packresponse = core.packresponse
 local socket_write = socket.write
 local flow_hold = driver.flow_hold
-local new_call = S.new_call
-local waiting = S.waiting
-local watching = S.watching
+local call_handler = S.call_handler
 
 local PTYPE_LUA <const> = skynet.PTYPE_LUA
 local SKIP <const> = {}
@@ -127,12 +125,10 @@ local handler = {
 }
 
 local function send_call(target, addr, session, msg)
-	local ok, s = pcall(new_call, target, PTYPE_LUA, msg)
+	local ok, s = pcall(call_handler, target, PTYPE_LUA, handler, msg)
 	if not ok then
 		return reply(session, false, tostring(s))
 	end
-	waiting[s] = handler
-	watching[s] = target
 	inflight[s] = { session = session, addr = addr }
 	call_begun()
 end

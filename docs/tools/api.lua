@@ -31,7 +31,8 @@
 --       functions of t or m) and `return function` / `return localfunction` (the module itself
 --       is a function and is listed under its own name, e.g. `skynet.queue`).
 --   skynet.lua's lazy table (`local LAZY = " name=x ..."`) adds `skynet.name` for each name;
---   so does a C module's (`static const char LAZY[] = " name=x ..."`, lualib-src/lua-kernel.c).
+--   so does a C module's (`static const struct lazy_name LAZY[] = { {"name", ...} }` in a file
+--   of the opener's folder, lualib-src/kernel/lazy.c).
 --   `return require "m"` of a C module exports that module's functions.
 -- * C modules: every `luaopen_a_b(lua_State *L)` in lualib-src/ (module `a.b`) and the modules
 --   snlua preloads (`preload(L, "name", opener)` in service-src/service_snlua.c). Their functions
@@ -441,16 +442,17 @@ local function c_modules(root)
 			local body, line = c_function_body(src, opener)
 			mods[name] = { file = file, line = line, funcs = scan_c_opener(body, line) }
 			mods[name].alias = body:match "return%s+(luaopen_[%w_]+)%(L%)"
-			-- a lazy table in C (`static const char LAZY[] = " name=x ..."`): its names too
-			local lazy = src:match "static const char LAZY%[%]%s*=%s*(.-);"
-			if lazy then
-				local text = {}
-				for piece in lazy:gmatch '"(.-)"' do
-					text[#text + 1] = piece
-				end
-				local lazy_line = select(2, src:sub(1, src:find("static const char LAZY[]", 1, true)):gsub("\n", "")) + 1
-				for fname in table.concat(text):gmatch "([%w_]+)=%a" do
-					table.insert(mods[name].funcs, { name = fname, line = lazy_line })
+			-- a lazy table in C, in the opener's folder (`static const struct lazy_name
+			-- LAZY[] = { {"name", ...}, ... }`, lualib-src/kernel/lazy.c): its names too
+			local dir = file:match "^(.*)/"
+			for _, other in ipairs(files) do
+				local osrc = other:match "^(.*)/" == dir and read(root .. "/" .. other) or ""
+				local at, lazy = osrc:match "()static const struct lazy_name LAZY%[%]%s*=%s*(%b{})"
+				if lazy then
+					local lazy_line = select(2, osrc:sub(1, at):gsub("\n", "")) + 1
+					for fname in lazy:gmatch '{%s*"([%w_]+)"' do
+						table.insert(mods[name].funcs, { name = fname, line = lazy_line, file = other })
+					end
 				end
 			end
 		end
@@ -523,7 +525,7 @@ function M.functions(root, opts)
 	for name, c in pairs(cmods) do
 		if public(name) then
 			for _, f in ipairs(c.funcs) do
-				add(name, f.name, c.file, f.line)
+				add(name, f.name, f.file or c.file, f.line)
 			end
 		end
 	end
@@ -536,7 +538,7 @@ function M.functions(root, opts)
 			elseif ret.kind == "require" and cmods[ret.v] then
 				-- returns a C module's table (skynet.lua returns skynet.kernel's)
 				for _, f in ipairs(cmods[ret.v].funcs) do
-					add(m.module, f.name, cmods[ret.v].file, f.line)
+					add(m.module, f.name, f.file or cmods[ret.v].file, f.line)
 				end
 			elseif ret.kind == "name" and lua_by_name[rec.requires[ret.v] or ""] then
 				-- returns another Lua module it extended (skynet.manager returns skynet): the
@@ -549,7 +551,7 @@ function M.functions(root, opts)
 				local from = rec.requires[ret.v]
 				if from and cmods[from] and from ~= m.module then
 					for _, f in ipairs(cmods[from].funcs) do
-						add(m.module, f.name, cmods[from].file, f.line)
+						add(m.module, f.name, f.file or cmods[from].file, f.line)
 					end
 				end
 			end

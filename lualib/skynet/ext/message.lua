@@ -1,8 +1,8 @@
 -- The rarer message functions of the skynet table, loaded
 -- on first use by skynet.lua: response, ignoreret, context, redirect,
--- rawsend, rawcall, yield and the hooks for unknown messages. They work on
--- the state skynet.lua keeps (skynet.private); the request a coroutine
--- serves is found through S.running(), the coroutine the dispatcher resumed.
+-- rawsend, rawcall, yield and the hooks for unknown messages. They ask the
+-- kernel (skynet.private, S): S.request gives the request the running
+-- coroutine serves, S.owe and S.owes keep the replies detached responses owe.
 local skynet = require "skynet"
 local c = require "skynet.core"
 local S = require "skynet.private"
@@ -12,9 +12,8 @@ local PTYPE_ERROR <const> = 7
 
 local c_send = c.send
 local proto = S.proto
-local req_session = S.req_session
-local req_source = S.req_source
-local unresponse = S.unresponse
+local request = S.request
+local owe, owes = S.owe, S.owes
 
 local function get_proto(typename)
 	local p = proto[typename]
@@ -52,26 +51,22 @@ local function noop_response() end
 
 function skynet.response(pack)
 	pack = pack or c.pack
-	local co = S.running()
-	local session = req_session[co]
+	local session, source = request(true)
 	if session == nil then
 		error "no session"
 	end
-	req_session[co] = nil
 	if session == 0 then
 		return noop_response
 	end
-	local source = req_source[co]
 	local function resp(ok, ...)
 		if ok == "TEST" then
-			return unresponse[resp] ~= nil
+			return owes(resp)
 		end
 		if pack == nil then
 			error "Can't response more than once"
 		end
 		local r = false
-		if unresponse[resp] ~= nil then
-			unresponse[resp] = nil
+		if owes(resp, true) then
 			if ok then
 				r = c_send(source, PTYPE_RESPONSE, session, pack(...))
 				if r == false then
@@ -85,17 +80,16 @@ function skynet.response(pack)
 		pack = nil
 		return r
 	end
-	unresponse[resp] = source
+	owe(resp, source)
 	return resp
 end
 
 function skynet.ignoreret()
-	req_session[S.running()] = nil
+	request(true)
 end
 
 function skynet.context()
-	local co = S.running()
-	return req_session[co], req_source[co]
+	return request(false)
 end
 
 function skynet.redirect(dest, source, typename, ...)

@@ -3,8 +3,8 @@
 --   local r = skynet.request { addr, "lua", ... } { addr2, "lua", ... }
 --   for req, resp in r:select(timeout) do ... end
 --
--- Every request is sent at once when select starts. Its session maps (in the
--- shared session table) to a handler table that records the reply and wakes
+-- Every request is sent at once when select starts, with S.call_handler: the
+-- kernel hands its reply to a handler table that records the reply and wakes
 -- the selecting coroutine, so the coroutine may make other calls inside the
 -- loop without mixing up replies. Requests whose send failed come first with
 -- resp nil; then each request as its reply arrives, resp = table.pack of the
@@ -56,13 +56,13 @@ local function on_reply(handler, session, ok, msg, sz)
 	skynet.wakeup(st)
 end
 
-local function send_one(req)
+local function send_one(req, handler)
 	local p = S.proto[req[2]]
 	if p == nil then
 		error("unknown protocol")
 	end
 	local addr = req[1]
-	return S.new_call(addr, p.id, p.pack(tunpack(req, 3, req.n or #req)))
+	return S.call_handler(addr, p.id, handler, p.pack(tunpack(req, 3, req.n or #req)))
 end
 
 function request:close()
@@ -71,12 +71,8 @@ function request:close()
 		return
 	end
 	st.closed = true
-	local waiting, watching = S.waiting, S.watching
 	for session in pairs(st.sessions) do
-		if waiting[session] == st.handler then
-			waiting[session] = "BREAK"
-		end
-		watching[session] = nil
+		S.drop_handler(session, st.handler)
 	end
 	st.sessions = {}
 	st.pending = 0
@@ -96,12 +92,9 @@ function request:select(timeout)
 	st.handler = { on_reply, st = st }
 	state[self] = st
 	local failed = {}
-	local waiting, watching = S.waiting, S.watching
 	for _, req in ipairs(self) do
-		local ok, session = pcall(send_one, req)
+		local ok, session = pcall(send_one, req, st.handler)
 		if ok then
-			waiting[session] = st.handler
-			watching[session] = req[1]
 			st.sessions[session] = req
 			st.pending = st.pending + 1
 		else

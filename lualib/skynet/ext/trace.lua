@@ -19,12 +19,11 @@ end
 
 function skynet.trace(info)
 	S.set("tracing", true)
-	local co = S.running()
-	if S.trace_tag[co] == false then
+	if S.tag() == false then
 		return -- tracing forced off for this coroutine
 	end
 	local tag = S.new_tag()
-	S.trace_tag[co] = tag
+	S.set_tag(tag)
 	if info then
 		c.trace(tag, "trace " .. tostring(info))
 	else
@@ -33,7 +32,7 @@ function skynet.trace(info)
 end
 
 function skynet.tracetag()
-	return S.trace_tag[S.running()] or nil
+	return S.tag() or nil
 end
 
 skynet.tracelog = c.trace

@@ -1,0 +1,280 @@
+/*
+ * skynet.kernel, the coroutine pool: how a job runs and ends.
+ *
+ * Owns: UV_POOL (parked coroutines, weak: the collector may take them), the
+ * tail of the fork queue (UV_FQ, UV_FQ_ARGS, k->fq_t; run.c runs it), the end
+ * of a coroutine's request: its UV_REQ_SESSION and UV_REQ_SOURCE entries are
+ * cleared when its job returns or dies, its UV_FIRED pair and UV_TRACE_TAG
+ * entry when it stops for good (k->fired_n counts the pairs).
+ * S.tag and S.set_tag read and set the running coroutine's UV_TRACE_TAG entry
+ * (skynet.trace, skynet.tracetag).
+ * Reads: k->host (the resume to use), k->tracing.
+ *
+ * A pooled coroutine's body is co_body, a C function: the first resume
+ * passes the job (f, args...), it calls f(args...) with lua_callk; when f
+ * returns (co_done) it warns when a request went unanswered, forgets the
+ * fired timeout and trace tag, parks itself in the pool and yields "EXIT",
+ * waiting for the next job. An error in f kills the coroutine (co_error logs
+ * it, fails its request and closes it).
+ * Yield protocol (first yielded value): "SUSPEND" blocked, registered first;
+ * "QUIT" skynet.exit, the dispatcher closes the coroutine; "EXIT" the job is
+ * done; nothing or nil: suspended for good. Anything else is an error.
+ *
+ * Resumes go through the host's accounting resume when snlua publishes one
+ * (registry "snlua.resume", a struct kernel_resume), so that skynet.profile
+ * and the signal trap see framework coroutines; plain lua_resume otherwise.
+ */
+
+#include "kernel.h"
+
+#include <lauxlib.h>
+
+int
+kernel_close_thread(lua_State *co, lua_State *from) {
+#if LUA_VERSION_RELEASE_NUM >= 50406
+	return lua_closethread(co, from);
+#else
+	(void)from;
+	return lua_resetthread(co);
+#endif
+}
+
+/* Forget the fired timeout of the coroutine at idx (both directions of the pair). */
+static void
+forget_fired(lua_State *L, int K, struct kernel *k, int idx) {
+	if (kernel_get(L, K, UV_FIRED, idx) != LUA_TNIL) {
+		int s = lua_absindex(L, -1);
+		lua_pushnil(L);
+		kernel_set(L, K, UV_FIRED, idx);
+		lua_pushnil(L);
+		kernel_set(L, K, UV_FIRED, s);
+		k->fired_n--;
+	}
+	lua_pop(L, 1);
+}
+
+/* End the trace of the coroutine at idx, when it has a tag. */
+static void
+end_trace(lua_State *L, int K, int idx) {
+	if (kernel_get(L, K, UV_TRACE_TAG, idx) != LUA_TNIL && lua_toboolean(L, -1)) {
+		int tag = lua_absindex(L, -1);
+		lua_pushnil(L);
+		kernel_set(L, K, UV_TRACE_TAG, idx);
+		kernel_trace(L, tag, "end");
+	}
+	lua_pop(L, 1);
+}
+
+void
+kernel_co_finished(lua_State *L, int K, struct kernel *k, int idx) {
+	idx = lua_absindex(L, idx);
+	if (k->fired_n > 0)
+		forget_fired(L, K, k, idx);
+	if (k->tracing)
+		end_trace(L, K, idx);
+}
+
+static int co_body(lua_State *co);
+
+static int
+co_next(lua_State *co, int status, lua_KContext ctx) {
+	(void)status;
+	(void)ctx;
+	return co_body(co);
+}
+
+/* Stack of a coroutine whose job returned: the job, the kernel, the thread itself. */
+enum { CO_JOB = 1, CO_KERNEL, CO_SELF, CO_SOURCE, CO_SESSION };
+
+/* The job returned with its request still owed: clear it, warn when a reply was due. */
+static void
+check_unanswered(lua_State *co, struct kernel *k) {
+	if (kernel_get(co, CO_KERNEL, UV_REQ_SOURCE, CO_SELF) == LUA_TNIL)
+		return;
+	kernel_get(co, CO_KERNEL, UV_REQ_SESSION, CO_SELF);
+	lua_pushnil(co);
+	kernel_set(co, CO_KERNEL, UV_REQ_SESSION, CO_SELF);
+	lua_pushnil(co);
+	kernel_set(co, CO_KERNEL, UV_REQ_SOURCE, CO_SELF);
+	if (lua_isnil(co, CO_SESSION) || kernel_is_zero(co, CO_SESSION) ||
+	    lua_type(co, CO_JOB) != LUA_TFUNCTION)
+		return;
+	lua_Debug ar;
+	lua_pushvalue(co, CO_JOB);
+	lua_getinfo(co, ">S", &ar);
+	const char *s = luaL_tolstring(co, CO_SESSION, NULL);
+	const char *from = kernel_push_address(co, CO_SOURCE);
+	lua_pushfstring(co, "Maybe forgot response session %s from %s : %s:%d", s, from, ar.short_src,
+	                ar.linedefined);
+	skynet_error(k->ctx, "%s", lua_tostring(co, -1));
+}
+
+/* The job f (at CO_JOB) returned: the request check, bookkeeping, back to the pool. */
+static int
+co_done(lua_State *co, int status, lua_KContext ctx) {
+	(void)status;
+	(void)ctx;
+	lua_settop(co, CO_JOB);
+	struct kernel *k = kernel_push(co);
+	lua_pushthread(co);
+	check_unanswered(co, k);
+	lua_settop(co, CO_SELF);
+	if (k->fired_n > 0 || k->tracing)
+		kernel_co_finished(co, CO_KERNEL, k, CO_SELF);
+	kernel_tab(co, CO_KERNEL, UV_POOL);
+	lua_pushvalue(co, CO_SELF);
+	lua_rawseti(co, -2, (lua_Integer)lua_rawlen(co, -2) + 1);
+	lua_settop(co, 0);
+	lua_pushliteral(co, "EXIT");
+	return lua_yieldk(co, 1, 0, co_next);
+}
+
+/* Body of a pooled coroutine; the stack holds the job: f, args... */
+static int
+co_body(lua_State *co) {
+	int n = lua_gettop(co);
+	if (n == 0)
+		lua_pushnil(co), n = 1;
+	lua_pushvalue(co, CO_JOB);
+	lua_insert(co, CO_JOB + 1); // f stays at CO_JOB for the checks after it returns
+	lua_callk(co, n - 1, 0, 0, co_done);
+	return co_done(co, LUA_OK, 0);
+}
+
+lua_State *
+kernel_co_get(lua_State *L, int K) {
+	kernel_tab(L, K, UV_POOL);
+	lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+	if (n > 0) {
+		lua_rawgeti(L, -1, n);
+		lua_pushnil(L);
+		lua_rawseti(L, -3, n);
+		lua_remove(L, -2);
+		if (lua_type(L, -1) == LUA_TTHREAD)
+			return lua_tothread(L, -1);
+		lua_pop(L, 1); // collected meanwhile (the pool is weak): make one
+	} else {
+		lua_pop(L, 1);
+	}
+	lua_State *co = lua_newthread(L);
+	lua_pushcfunction(co, co_body);
+	return co;
+}
+
+/* kernel_resume through snlua's accounting resume. */
+static bool
+host_resume(struct kernel *k, lua_State *L, lua_State *co, int narg) {
+	int n = k->host->resume(L, co, narg);
+	if (n < 0)
+		return false;
+	if (n == 0)
+		lua_pushnil(L);
+	else
+		lua_pop(L, n - 1);
+	return true;
+}
+
+bool
+kernel_resume(struct kernel *k, lua_State *L, lua_State *co, int narg) {
+	if (k->host != NULL)
+		return host_resume(k, L, co, narg);
+	if (!lua_checkstack(co, narg)) {
+		lua_pop(L, narg);
+		lua_pushliteral(L, "too many arguments to resume");
+		return false;
+	}
+	lua_xmove(L, co, narg);
+	int nres = 0;
+	int status = lua_resume(co, L, narg, &nres);
+	if (status != LUA_OK && status != LUA_YIELD) {
+		lua_xmove(co, L, 1);
+		return false;
+	}
+	if (nres == 0) {
+		lua_pushnil(L);
+	} else {
+		lua_pop(co, nres - 1);
+		lua_xmove(co, L, 1);
+	}
+	return true;
+}
+
+void
+kernel_co_error(lua_State *L, int K, struct kernel *k, int idx, int err) {
+	lua_State *co = lua_tothread(L, idx);
+	const char *msg = luaL_tolstring(L, err, NULL);
+	luaL_traceback(L, co, msg, 0);
+	lua_remove(L, -2);
+	kernel_push_error(L, K);
+	if (kernel_get(L, K, UV_REQ_SESSION, idx) != LUA_TNIL) {
+		lua_Integer session = lua_tointeger(L, -1);
+		if (kernel_get(L, K, UV_REQ_SOURCE, idx) != LUA_TNIL && session != 0)
+			kernel_send_error(k, lua_tointeger(L, -1), session);
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	lua_pushnil(L);
+	kernel_set(L, K, UV_REQ_SESSION, idx);
+	lua_pushnil(L);
+	kernel_set(L, K, UV_REQ_SOURCE, idx);
+	kernel_co_finished(L, K, k, idx);
+	kernel_close_thread(co, L);
+}
+
+/* S.tag() -> the trace tag of the running coroutine (nil: none). */
+int
+kernel_ltag(lua_State *L) {
+	enum { SLOT_KERNEL = 1, SLOT_RUNNING };
+	lua_settop(L, 0);
+	kernel_push(L);
+	kernel_push_running(L, SLOT_KERNEL);
+	kernel_get(L, SLOT_KERNEL, UV_TRACE_TAG, SLOT_RUNNING);
+	return 1;
+}
+
+/* S.set_tag(tag): the running coroutine's calls carry tag; its end is traced. */
+int
+kernel_lset_tag(lua_State *L) {
+	enum { ARG_TAG = 1, SLOT_KERNEL, SLOT_RUNNING };
+	lua_settop(L, ARG_TAG);
+	kernel_push(L);
+	kernel_push_running(L, SLOT_KERNEL);
+	lua_pushvalue(L, ARG_TAG);
+	kernel_set(L, SLOT_KERNEL, UV_TRACE_TAG, SLOT_RUNNING);
+	return 0;
+}
+
+/* Push the arguments of a fork: f itself, or {f, args..., n = count}. */
+static void
+push_fork_args(lua_State *L, int n) {
+	if (n > 1 || lua_type(L, 1) != LUA_TFUNCTION) {
+		lua_createtable(L, n, 1);
+		for (int i = 1; i <= n; i++) {
+			lua_pushvalue(L, i);
+			lua_rawseti(L, -2, i);
+		}
+		lua_pushinteger(L, n);
+		lua_setfield(L, -2, "n");
+	} else {
+		lua_pushvalue(L, 1);
+	}
+}
+
+/* skynet.fork(func, ...) -> co */
+int
+kernel_lfork(lua_State *L) {
+	int n = lua_gettop(L);
+	if (n == 0)
+		lua_settop(L, 1), n = 1;
+	struct kernel *k = kernel_push(L);
+	int K = n + 1;
+	kernel_co_get(L, K);
+	int co = lua_gettop(L);
+	int t = ++k->fq_t;
+	lua_pushvalue(L, co);
+	kernel_seti(L, K, UV_FQ, t);
+	push_fork_args(L, n);
+	kernel_seti(L, K, UV_FQ_ARGS, t);
+	lua_pushvalue(L, co);
+	return 1;
+}
