@@ -9,32 +9,11 @@ local cluster = require "skynet.cluster"
 local core = require "skynet.cluster.core"
 local t = require "testlib"
 
+local free_port, wait_until, elapsed = t.free_port, t.wait_until, t.elapsed
+
 local pack = skynet.packstring
 
 local CYCLES <const> = 10000 -- about 4 s here, 14 s under ASan, 18 s under TSan
-
-local function free_port()
-	local id, _, port = socket.listen("127.0.0.1", 0)
-	socket.close(id)
-	return port
-end
-
-local function wait_until(cond, limit_cs)
-	local deadline = skynet.now() + limit_cs
-	while not cond() do
-		if skynet.now() >= deadline then
-			return false
-		end
-		skynet.sleep(1)
-	end
-	return true
-end
-
-local function elapsed(f, ...)
-	local t0 = skynet.now()
-	local r = table.pack(pcall(f, ...))
-	return skynet.now() - t0, table.unpack(r, 1, r.n)
-end
 
 -- A TCP server that calls answer(srv, fd, body) for each request frame.
 local function fake_peer(answer)

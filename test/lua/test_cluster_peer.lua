@@ -13,6 +13,8 @@ local snax = require "skynet.snax"
 local core = require "skynet.cluster.core"
 local t = require "testlib"
 
+local free_port, wait_until, elapsed = t.free_port, t.wait_until, t.elapsed
+
 local pack, unpack = skynet.packstring, skynet.unpack
 local unhex = t.unhex
 
@@ -25,29 +27,6 @@ local function same(got, want, what)
 		error(string.format("%s:\n got  %s\n want %s", what, t.hex(got or "", " "):sub(1, 300),
 			t.hex(want, " "):sub(1, 300)), 2)
 	end
-end
-
-local function free_port()
-	local id, _, port = socket.listen("127.0.0.1", 0)
-	socket.close(id)
-	return port
-end
-
-local function wait_until(cond, limit_cs)
-	local deadline = skynet.now() + limit_cs
-	while not cond() do
-		if skynet.now() >= deadline then
-			return false
-		end
-		skynet.sleep(1)
-	end
-	return true
-end
-
-local function elapsed(f, ...)
-	local t0 = skynet.now()
-	local r = table.pack(pcall(f, ...))
-	return skynet.now() - t0, table.unpack(r, 1, r.n)
 end
 
 local target -- svc_cluster_target, registered as "sdb" and named ".sdbl"

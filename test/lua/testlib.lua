@@ -169,6 +169,34 @@ function M.wait_marks(n, limit)
 	return #M.marks >= n
 end
 
+-- Polls cond() every cs until it is true (returns true) or limit_cs passed
+-- (returns false).
+function M.wait_until(cond, limit_cs)
+	local deadline = skynet.now() + limit_cs
+	while not cond() do
+		if skynet.now() >= deadline then
+			return false
+		end
+		skynet.sleep(1)
+	end
+	return true
+end
+
+-- Calls f(...) protected: cs it took, then pcall's results.
+function M.elapsed(f, ...)
+	local t0 = skynet.now()
+	local r = table.pack(pcall(f, ...))
+	return skynet.now() - t0, table.unpack(r, 1, r.n)
+end
+
+-- A TCP port of 127.0.0.1 that was free a moment ago.
+function M.free_port()
+	local socket = require "skynet.socket"
+	local id, _, port = socket.listen("127.0.0.1", 0)
+	socket.close(id)
+	return port
+end
+
 function M.has_mark(v)
 	for _, m in ipairs(M.marks) do
 		if m == v then
