@@ -22,6 +22,7 @@ require "skynet.manager"
 local socket = require "skynet.socket"
 local cluster = require "skynet.cluster"
 local core = require "skynet.cluster.core"
+local t = require "testlib"
 
 -- Each bad frame raises a Lua error in the decoder; under ThreadSanitizer
 -- every error's longjmp leaves frames on TSan's shadow stack (it overflows
@@ -76,17 +77,6 @@ local function cluster_flood()
 	say("log_flood: cluster healthy=" .. tostring(healthy))
 end
 
-local function wait_for(cond, limit_cs)
-	local deadline = skynet.now() + limit_cs
-	while not cond() do
-		if skynet.now() >= deadline then
-			return false
-		end
-		skynet.sleep(1)
-	end
-	return true
-end
-
 local function flooder(gate_port, done)
 	local fd = assert(socket.open("127.0.0.1", gate_port))
 	socket.write(fd, string.rep("\0\1x", CLIENT_BYTES // 3))
@@ -104,7 +94,7 @@ local function gate_flood()
 	for _ = 1, CLIENTS do
 		skynet.fork(flooder, gate_port, done)
 	end
-	local all_closed = wait_for(function()
+	local all_closed = t.wait_until(function()
 		return #done == CLIENTS
 	end, 3000)
 	-- health: a new client is served

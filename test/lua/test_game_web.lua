@@ -34,24 +34,9 @@ local function upgrade_request(header)
 	return "GET /ws HTTP/1.1\r\n" .. (header or BASE) .. "\r\n"
 end
 
--- Everything the server sends until it closes (or limit cs pass).
-local function read_until_close(fd, limit)
-	local out, done = {}, false
-	skynet.timeout(limit or 500, function()
-		if not done then
-			socket.close(fd)
-		end
-	end)
-	while true do
-		local s = socket.read(fd)
-		if not s then
-			break
-		end
-		out[#out + 1] = s
-	end
-	done = true
-	socket.close(fd)
-	return table.concat(out)
+-- Everything the server sends until it closes (at most 5 s).
+local function read_until_close(fd)
+	return t.read_until_close(fd, 500)
 end
 
 -- One unmasked server frame from a raw socket: payload (text frames only).

@@ -94,25 +94,7 @@ local function raw(p, request)
 	return fd
 end
 
-local function read_until_close(fd, limit)
-	local out = {}
-	local done = false
-	skynet.timeout(limit or 300, function()
-		if not done then
-			socket.close(fd)
-		end
-	end)
-	while true do
-		local s = socket.read(fd)
-		if not s then
-			break
-		end
-		out[#out + 1] = s
-	end
-	done = true
-	socket.close(fd)
-	return table.concat(out)
-end
+local read_until_close = t.read_until_close
 
 local function read_handshake(fd)
 	local data = ""

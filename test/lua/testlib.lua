@@ -189,6 +189,28 @@ function M.elapsed(f, ...)
 	return skynet.now() - t0, table.unpack(r, 1, r.n)
 end
 
+-- Everything a raw socket receives until the peer closes it, or until
+-- limit_cs (default 300) pass and the socket is closed here.
+function M.read_until_close(fd, limit_cs)
+	local socket = require "skynet.socket"
+	local out, done = {}, false
+	skynet.timeout(limit_cs or 300, function()
+		if not done then
+			socket.close(fd)
+		end
+	end)
+	while true do
+		local s = socket.read(fd)
+		if not s then
+			break
+		end
+		out[#out + 1] = s
+	end
+	done = true
+	socket.close(fd)
+	return table.concat(out)
+end
+
 -- A TCP port of 127.0.0.1 that was free a moment ago.
 function M.free_port()
 	local socket = require "skynet.socket"
