@@ -72,6 +72,10 @@ local function positive(v)
 	return type(v) == "number" and v > 0 and v == v and v < math.huge
 end
 
+local function positive_or_false(v)
+	return v == false or positive(v)
+end
+
 local OPTION = {
 	nowaiting = function(v)
 		return type(v) == "boolean"
@@ -80,13 +84,9 @@ local OPTION = {
 		return v == false or (type(v) == "number" and v >= 0 and v < math.huge)
 	end,
 	connecttimeout = positive,
-	heartbeat = function(v)
-		return v == false or positive(v)
-	end,
+	heartbeat = positive_or_false,
 	deadtime = positive,
-	calltimeout = function(v)
-		return v == false or positive(v)
-	end,
+	calltimeout = positive_or_false,
 	maxmessage = function(v)
 		return math.type(v) == "integer" and v >= 0x8000
 	end,
