@@ -1,5 +1,6 @@
 -- bootstrap: the first Lua service. Starts the launcher, the global-name
--- service (.cslave), service_mgr and then the user's `start` service, and
+-- service (.cslave), service_mgr, the reminder service when the config
+-- names reminder_store, and then the user's `start` service, and
 -- exits. When any of them fails to start (a missing or broken script, an
 -- error in its start function such as a port already in use) the reason is
 -- logged and the node stops with exit status 1 instead of idling forever.
@@ -70,6 +71,20 @@ skynet.start(function()
 		end)
 		if not ok then
 			skynet.error("bootstrap: can't start the TLS holder: " .. tostring(err))
+		end
+	end
+
+	-- Durable reminders: up before `start`, so that runs that came due while
+	-- the node was down fire with no service asking, and a store that cannot
+	-- be used stops the node here with the reason (nothing in it is lost).
+	local reminder_store = skynet.getenv "reminder_store"
+	if reminder_store and reminder_store ~= "" then
+		local ok, err = pcall(skynet.newservice, "reminderd")
+		if not ok then
+			skynet.error("bootstrap: the reminder service cannot start (see the error above): " .. tostring(err)
+				.. "; stopping the node")
+			skynet.abort(1)
+			return
 		end
 	end
 

@@ -523,6 +523,34 @@ def("timers", "timers [addr]: pending timers per service, and the node total", f
 	return { [skynet.address(h)] = skynet.call(h, "debug", "TIMERS") }
 end)
 
+def("reminders", "reminders: durable reminders: counts, next due, dead letters, store health", function()
+	local addr = skynet.localname ".reminder"
+	if addr == nil then
+		fail "No reminder service on this node (set reminder_store in the config)"
+	end
+	local ok, s = skynet.call(addr, "lua", "stats")
+	if not ok then
+		fail("reminders: %s", tostring(s))
+	end
+	local r = {
+		store = string.format("%s %s (last operation %.2f ms)", s.store, s.store_ok and "ok" or "FAILING",
+			s.store_ms),
+		pending = s.pending, dead = s.dead, near = s.near, inflight = s.inflight, queued = s.queued,
+		next_due = s.next_due and os.date("!%Y-%m-%d %H:%M:%S UTC", math.floor(s.next_due)) or "none",
+		counters = string.format("sets=%d cancels=%d fires=%d acked=%d retries=%d dead=%d misfired=%d "
+			.. "late_max_ms=%.1f store_errors=%d", s.sets, s.cancels, s.fires, s.acked, s.retries,
+			s.dead_total, s.misfired, s.late_max_ms, s.store_errors),
+	}
+	if s.store_error then
+		r.store_error = s.store_error
+	end
+	for i, d in ipairs(s.dead_letters or {}) do
+		r["dead " .. i] = string.format("%s due %s to %s: %s", d.key,
+			os.date("!%Y-%m-%d %H:%M:%S", math.floor(d.due)), d.target, tostring(d.error))
+	end
+	return r
+end)
+
 def("quit", "quit: close this connection", function()
 	return QUIT
 end)

@@ -111,6 +111,54 @@ local function service_label(h)
 	return sformat('service=":%08x",name="%s"', h, escape_label(name))
 end
 
+-- A histogram from the reminder service: { counts per bound (the last
+-- past them), sum, count } with bounds.
+local function histogram_samples(out, name, h, bounds)
+	local cumulative = 0
+	for i, le in ipairs(bounds) do
+		cumulative = cumulative + h[i]
+		sample(out, name .. "_bucket", cumulative, sformat('le="%s"', fmt(le)))
+	end
+	sample(out, name .. "_bucket", h.count, 'le="+Inf"')
+	sample(out, name .. "_sum", h.sum)
+	sample(out, name .. "_count", h.count)
+end
+
+-- The durable reminders' series, when the node runs a reminder service.
+local function reminder_series(out)
+	local addr = skynet.localname ".reminder"
+	if addr == nil then
+		return
+	end
+	local ok, done, _, m = pcall(skynet.timeout_call, MEM_TIMEOUT_CS, addr, "lua", "metrics")
+	if not (ok and done and type(m) == "table") then
+		return
+	end
+	local counters = {
+		{ "skynet_reminder_sets_total", m.sets, "Reminders set (reminder.set) since the node started." },
+		{ "skynet_reminder_fires_total", m.fires, "Runs of reminders delivered a first time." },
+		{ "skynet_reminder_acks_total", m.acked, "Runs answered and acknowledged in the store." },
+		{ "skynet_reminder_retries_total", m.retries, "Failed deliveries retried later." },
+		{ "skynet_reminder_dead_letters_total", m.dead_total, "Runs that became dead letters." },
+		{ "skynet_reminder_store_errors_total", m.store_errors, "Store operations that failed." },
+	}
+	for _, c in ipairs(counters) do
+		metric(out, c[1], "counter", c[3])
+		sample(out, c[1], c[2])
+	end
+	if m.pending then
+		metric(out, "skynet_reminder_pending", "gauge", "Reminders pending in the store.")
+		sample(out, "skynet_reminder_pending", m.pending)
+		metric(out, "skynet_reminder_dead_letters", "gauge", "Dead letters kept in the store.")
+		sample(out, "skynet_reminder_dead_letters", m.dead)
+	end
+	metric(out, "skynet_reminder_lateness_seconds", "histogram",
+		"From a run's due instant until its first delivery was sent.")
+	histogram_samples(out, "skynet_reminder_lateness_seconds", m.lateness, m.bounds)
+	metric(out, "skynet_reminder_store_seconds", "histogram", "Time of each store operation.")
+	histogram_samples(out, "skynet_reminder_store_seconds", m.store, m.bounds)
+end
+
 local function render()
 	refresh_names()
 	local services = core.services()
@@ -213,6 +261,8 @@ local function render()
 	for _, k in ipairs(kinds) do
 		sample(out, "skynet_sockets", counts[k], sformat('kind="%s"', escape_label(k)))
 	end
+
+	reminder_series(out)
 
 	-- the process
 	local cpu, rss = proc_stat()

@@ -88,6 +88,16 @@ function cmd.QUERY(service_name, subname)
 	return waitfor(service_name)
 end
 
+-- The handle of a unique service once it runs, or nil (never waits: the
+-- reminder service asks this before each delivery to a unique service).
+function cmd.PEEK(service_name)
+	local s = service[service_name]
+	if type(s) == "number" then
+		return s
+	end
+	return nil
+end
+
 local function list_service()
 	local result = {}
 	for k, v in pairs(service) do
