@@ -389,6 +389,8 @@ step_all(struct sqlite_db *db, sqlite3_stmt *stmt, bool rows, struct wire_buf *o
 		wire_put_u32(out, (uint32_t)ncols);
 		for (int i = 0; i < ncols; i++) {
 			const char *name = sqlite3_column_name(stmt, i);
+			if (name == NULL) // out of memory in SQLite
+				name = "";
 			wire_put_str(out, name, strlen(name));
 		}
 		nrows_at = out->len;

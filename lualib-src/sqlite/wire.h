@@ -74,8 +74,11 @@ wire_reserve(struct wire_buf *b, size_t n) {
 	return b->p + b->len;
 }
 
+/* data may be NULL when n is 0 (SQLite's pointer to an empty BLOB). */
 static inline void
 wire_put(struct wire_buf *b, const void *data, size_t n) {
+	if (n == 0)
+		return;
 	memcpy(wire_reserve(b, n), data, n);
 	b->len += n;
 }

@@ -66,6 +66,11 @@ t.case("values of every type round-trip", function()
 	t.eq(r.t, 1, "true")
 	t.eq(r.f, 0, "false")
 	t.eq(r.n, nil, "NULL is absent")
+	local e = db:query("SELECT ? AS b, typeof(?) AS tb, length(?) AS n", sqlite.blob "",
+		sqlite.blob "", sqlite.blob "")[1]
+	t.eq(e.b, "", "empty blob")
+	t.eq(e.tb, "blob", "empty blob type")
+	t.eq(e.n, 0, "empty blob length")
 	t.eq(#db:query "SELECT 1 WHERE 0", 0, "no rows")
 	db:close()
 end)
