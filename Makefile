@@ -124,6 +124,8 @@ $(foreach d,$(EXTRA_LUACLIB_DIRS),$(eval $(call luaclib_rule,$(d))))
 LUACLIB_LIBS_skynet := $(CRYPTO_LIBS)
 LUACLIB_LIBS_md5 := $(CRYPTO_LIBS)
 LUACLIB_LIBS_client := $(CRYPTO_LIBS)
+# sqlite.so (lualib-src/sqlite/): skynet.db.sqlite's core and database threads.
+LUACLIB_LIBS_sqlite := $(shell pkg-config --libs sqlite3)
 # ltls.so (lualib-src/ltls/): TLS for http.httpc/httpd and http.websocket.
 LUACLIB_LIBS_ltls := $(shell pkg-config --libs libssl) $(CRYPTO_LIBS)
 $(BUILD)/luaclib/client.so: $(OBJ)/lualib/lua-crypt.o

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Makes sure the Debian packages the build needs are present: Lua 5.4
 # headers and library (liblua5.4-dev), OpenSSL's libcrypto and its headers
-# (libssl-dev: crypt and md5), the lua5.4 interpreter (client and tools) and
+# (libssl-dev: crypt and md5), SQLite's library and headers (libsqlite3-dev:
+# skynet.db.sqlite), the lua5.4 interpreter (client and tools) and
 # pkg-config. As root it installs what is missing with apt-get;
 # otherwise it stops and prints the exact command to run.
 set -e
@@ -11,8 +12,9 @@ command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 if command -v pkg-config >/dev/null 2>&1; then
 	pkg-config --exists lua5.4 2>/dev/null || missing="$missing liblua5.4-dev"
 	pkg-config --exists libcrypto 2>/dev/null || missing="$missing libssl-dev"
+	pkg-config --exists sqlite3 2>/dev/null || missing="$missing libsqlite3-dev"
 else
-	missing="$missing liblua5.4-dev libssl-dev"
+	missing="$missing liblua5.4-dev libssl-dev libsqlite3-dev"
 fi
 command -v lua5.4 >/dev/null 2>&1 || missing="$missing lua5.4"
 command -v cc >/dev/null 2>&1 || missing="$missing gcc"

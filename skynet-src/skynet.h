@@ -19,9 +19,12 @@
  *                    touches atomics (system headers only)
  *   rwlock.h         the reader-writer lock (pthread only; Lua C modules
  *                    that share data between services, such as skynet.stm)
+ *   skynet_cond.h    the mutex + condition variable pair that aborts on
+ *                    failure (pthread only; threads of Lua C modules, such
+ *                    as skynet.db.sqlite's database threads)
  * The list, one line (test/node/test_layers.sh reads it):
  *
- * Public headers: skynet.h skynet_malloc.h skynet_socket.h socket_codes.h atomic.h rwlock.h
+ * Public headers: skynet.h skynet_malloc.h skynet_socket.h socket_codes.h atomic.h rwlock.h skynet_cond.h
  *
  * Threads: every function here is safe to call from any thread unless its
  * comment says otherwise.
@@ -49,6 +52,8 @@
 #define PTYPE_LUA            10
 #define PTYPE_SNAX           11
 #define PTYPE_TRACE          12
+/* Replies of a database thread (skynet.db.sqlite) to the service that owns the db. */
+#define PTYPE_SQLITE 13
 
 /* Flags ORed into the type argument of skynet_send. */
 #define PTYPE_TAG_DONTCOPY     0x10000
@@ -114,6 +119,16 @@ void skynet_callback(struct skynet_context *ctx, void *ud, skynet_cb cb);
 
 /* Handle of the service the calling worker runs now, or 0 off a worker. */
 uint32_t skynet_current_handle(void);
+
+/*
+ * Work owed to the node by a thread outside the workers (a Lua C module's
+ * thread, such as a skynet.db.sqlite database thread): add +1 for each job
+ * whose answer the thread will post, -n once it has posted n answers (post
+ * first, then subtract). While the sum is above zero the node does not
+ * count as idle, so virtual time does not jump over the job. Thread-safe,
+ * never blocks; costs one atomic add.
+ */
+void skynet_outside_add(int delta);
 
 /* Centiseconds since node start; the virtual clock in virtual time. */
 uint64_t skynet_now(void);

@@ -2,11 +2,11 @@
 #define SKYNET_COND_H
 
 /*
- * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
- *
- * The pthread mutex + condition variable pair, wrapped so that a failing
- * pthread call aborts (a failure here is a broken invariant, not an error a
- * caller could handle). Embedded by value: _init/_destroy, no allocation.
+ * Public header (on skynet.h's list; system headers only): the pthread
+ * mutex + condition variable pair, wrapped so that a failing pthread call
+ * aborts (a failure here is a broken invariant, not an error a caller
+ * could handle). Embedded by value: _init/_destroy, no allocation. The
+ * core's threads use it, and so do threads a Lua C module starts.
  */
 
 #include <pthread.h>

@@ -127,6 +127,17 @@ static struct monitor *THREADS = NULL; // the threads' shared state, while the n
  * volatile flag would be a data race between those two threads.
  */
 static ATOM_INT SIGHUP_PENDING = 0;
+/*
+ * Jobs that threads outside the workers owe the node (skynet_outside_add):
+ * while above zero, is_idle is false. Such a thread posts its answer before
+ * it subtracts, so reading zero here means every answer is in a mailbox.
+ */
+static ATOM_INT OUTSIDE_JOBS = 0;
+
+void
+skynet_outside_add(int delta) {
+	ATOM_FADD(&OUTSIDE_JOBS, delta);
+}
 
 static void
 handle_hup(int signal) {
@@ -173,8 +184,12 @@ is_idle(struct monitor *m) {
 	 * worker took a queue in between (the other order could see all asleep,
 	 * then an empty queue that a just-woken worker had popped, and jump the
 	 * clock under a running service). The socket thread last: a worker
-	 * queues its socket command before it sleeps.
+	 * queues its socket command before it sleeps. Outside jobs before the
+	 * global queue: their threads post an answer before they subtract, so
+	 * zero here means the answers were pushed before the queue is read.
 	 */
+	if (ATOM_LOAD(&OUTSIDE_JOBS) > 0)
+		return false;
 	if (!skynet_globalmq_empty())
 		return false;
 	return ATOM_LOAD(&m->sleep) == m->count && skynet_socket_is_idle();

@@ -72,6 +72,7 @@ M.UNLISTED = {
 	["skynet.cron"] = "cron spec parser of skynet.timer",
 	["md5.core"] = "the C side of md5 (every function is listed under md5)",
 	["sproto.core"] = "the C side of sproto (used through sproto and sprotoloader)",
+	["sqlite.core"] = "the C side of skynet.db.sqlite (requests and answers of its threads)",
 	["client.crypt"] = "skynet.crypt under the name plain lua5.4 clients load (luaclib/client.so)",
 	["skynet.snlua"] = "snlua's hooks for skynet.lua (framework marking, memory grants)",
 	["skynet.ext.message"] = "a lazy part of skynet",
