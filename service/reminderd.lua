@@ -70,6 +70,9 @@ local PAGE <const> = 2000 -- records per load query
 local GRACE_S <const> = 1 -- a repeating run later than this is a misfire
 local STORE_RETRY_CS <const> = 100 -- wait before trying a failed store write again
 local MAX_BACKOFF_S <const> = 300
+-- Float seconds: a run whose at is this close counts as come (epoch seconds
+-- as doubles carry about 0.2 us of rounding).
+local CLOCK_EPS <const> = 1e-6
 
 -- Arguments (tests and tools start more than one): store spec, service
 -- name, then key=value overrides of window, attempts, timeout (seconds).
@@ -191,7 +194,7 @@ local function fire_bucket(tick, ep)
 	for i = 1, #b do
 		local rec = b[i]
 		if near[rec.key] == rec and rec.tick == tick and not rec.inflight then
-			if rec.at <= now then
+			if rec.at <= now + CLOCK_EPS then
 				rec.tick = nil
 				rec.inflight = true
 				ready_t = ready_t + 1
@@ -205,7 +208,7 @@ local function fire_bucket(tick, ep)
 end
 
 function arm(rec)
-	local tick = math_ceil(rec.at * 100)
+	local tick = math_ceil(rec.at * 100 - CLOCK_EPS * 100)
 	rec.tick = tick
 	local b = buckets[tick]
 	if b then
