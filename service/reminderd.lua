@@ -75,7 +75,8 @@ local MAX_BACKOFF_S <const> = 300
 local CLOCK_EPS <const> = 1e-6
 
 -- Arguments (tests and tools start more than one): store spec, service
--- name, then key=value overrides of window, attempts, timeout (seconds).
+-- name, then key=value overrides of window, attempts, timeout (seconds),
+-- lease (seconds) and sync.
 local args = { ... }
 local conf = {
 	store = args[1] or skynet.getenv "reminder_store",
@@ -83,12 +84,17 @@ local conf = {
 	window = tonumber(skynet.getenv "reminder_window") or 60,
 	attempts = tonumber(skynet.getenv "reminder_attempts") or 10,
 	timeout = tonumber(skynet.getenv "reminder_timeout") or 10,
+	lease = tonumber(skynet.getenv "reminder_lease") or 10,
+	sync = skynet.getenv "reminder_sync" or "full",
 	virtual = skynet.getenv "timer" == "virtual",
 }
 for i = 3, #args do
 	local k, v = args[i]:match "^(%w+)=(.+)$"
-	assert(k and conf[k] ~= nil and tonumber(v), "reminderd: bad argument " .. args[i])
-	conf[k] = tonumber(v)
+	assert(k and conf[k] ~= nil and k ~= "virtual", "reminderd: bad argument " .. args[i])
+	if type(conf[k]) == "number" then
+		v = assert(tonumber(v), "reminderd: bad argument " .. args[i])
+	end
+	conf[k] = v
 end
 conf.timeout_cs = math_floor(conf.timeout * 100)
 
@@ -153,23 +159,24 @@ local function store_failed(op, err)
 	log("reminder: store %s failed: %s", op, tostring(err))
 end
 
--- Calls store[op](store, ...) and times it; returns pcall's results.
-local function try_store(op, ...)
+-- Calls store[op](store, a, b, c, d) and times it; returns pcall's results
+-- (every store function takes at most four arguments and returns one value).
+local function try_store(op, a, b, c, d)
 	local t0 = skynet.hpc()
-	local r = table.pack(pcall(store[op], store, ...))
+	local ok, r = pcall(store[op], store, a, b, c, d)
 	local s = (skynet.hpc() - t0) / 1e9
 	stats.store_ms = s * 1000
 	observe(store_time, s)
-	if not r[1] then
-		store_failed(op, r[2])
+	if not ok then
+		store_failed(op, r)
 	end
-	return table.unpack(r, 1, r.n)
+	return ok, r
 end
 
 -- Calls store[op] until it succeeds or still() turns false (then nil).
-local function must_store(op, still, ...)
+local function must_store(op, still, a, b, c)
 	while true do
-		local ok, r = try_store(op, ...)
+		local ok, r = try_store(op, a, b, c)
 		if ok then
 			return r
 		end
@@ -682,10 +689,7 @@ local function open_store(spec)
 	if not kind or not ok then
 		error(sformat("reminderd: unknown store %q (use sqlite:PATH or redis://HOST:PORT/DB)", spec), 0)
 	end
-	return driver.open(spec, {
-		lease = tonumber(skynet.getenv "reminder_lease"),
-		sync = skynet.getenv "reminder_sync",
-	})
+	return driver.open(spec, { lease = conf.lease, sync = conf.sync })
 end
 
 skynet.start(function()

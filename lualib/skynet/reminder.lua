@@ -114,15 +114,24 @@ function M.cancel(key)
 	return ask("cancel", key)
 end
 
+-- Unpacks r.payload in place; a payload that cannot be unpacked (a store
+-- edited by hand) becomes nil, with the reason in r.payload_error.
+local function unpack_payload(r)
+	local ok, v = pcall(skynet.unpack, r.payload)
+	if ok then
+		r.payload = v
+	else
+		r.payload, r.payload_error = nil, tostring(v)
+	end
+	return r
+end
+
 -- The reminder under key ({ key, due, target, payload, every, cron, tz,
 -- misfire, attempt, run, state = "pending" | "dead", error }) or nil.
 function M.get(key)
 	check_key("get", key)
 	local r = ask("get", key)
-	if r and r.payload then
-		r.payload = skynet.unpack(r.payload)
-	end
-	return r or nil
+	return r and unpack_payload(r) or nil
 end
 
 -- The reminders whose key starts with prefix, in key order, at most limit
@@ -138,7 +147,7 @@ function M.list(prefix, limit)
 	end
 	local list = ask("list", prefix, limit)
 	for _, r in ipairs(list) do
-		r.payload = skynet.unpack(r.payload)
+		unpack_payload(r)
 	end
 	return list
 end

@@ -308,6 +308,28 @@ t.case("an unusable store file is a clear error at start", function()
 	t.ok(not ok, "an unwritable place is refused")
 	ok = pcall(skynet.newservice, "reminderd", "memcached://x", ".reminder_bad")
 	t.ok(not ok, "an unknown store is refused")
+	local sqlite = require "skynet.db.sqlite"
+	local held = sqlite.open(dir .. "/locked.db", { exclusive = true })
+	held:exec "CREATE TABLE other (x)"
+	ok, err = pcall(skynet.newservice, "reminderd", "sqlite:" .. dir .. "/locked.db", ".reminder_bad")
+	t.ok(not ok, "a file another connection holds is refused")
+	held:close()
+end)
+
+t.case("a stored payload that cannot be unpacked becomes a dead letter", function()
+	fresh("garbage.db", "attempts=2")
+	reminder.set("garbage", { after = 5 }, ".rt", "fine")
+	stop()
+	local sqlite = require "skynet.db.sqlite"
+	local db = sqlite.open(dir .. "/garbage.db")
+	db:exec("UPDATE reminders SET payload = ? WHERE key = 'garbage'", sqlite.blob "\255\255\255")
+	db:close()
+	start("garbage.db", "attempts=2")
+	sleep_s(10)
+	t.eq(#deliveries "garbage", 0, "never delivered")
+	local r = reminder.get "garbage"
+	t.eq(r.state, "dead", "a dead letter")
+	t.ok(r.error:find("payload cannot be unpacked", 1, true), "why: " .. tostring(r.error))
 end)
 
 t.case("clean up", function()

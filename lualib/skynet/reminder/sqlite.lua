@@ -7,12 +7,21 @@
 -- ("full", the default: survives a power loss; "normal": survives a crash
 -- of the process, WAL mode).
 --
+-- Writes are coalesced: a write waits in a queue while the previous batch
+-- of writes is at the database, and then goes with every write queued
+-- meanwhile as one db:batch (one request, one savepoint, one answer for
+-- all; the database thread's group commit then adds the requests of other
+-- users). Its caller resumes when that batch is committed. A batch stands
+-- or falls together: its error is raised in each of its callers. Reads go
+-- to the database directly.
+--
 -- One table, reminders, keyed by key; the index (state, at, key) serves
 -- the window loads, the next far instant and the dead letters. state is
 -- 'p' (pending) or 'd' (dead). One node owns the file (SQLite locks it
 -- against other writers for each transaction; two nodes on one file would
 -- both fire its runs), so begin() has nothing to check and the loader may
 -- sleep until the next stored instant (poll = nil).
+local skynet = require "skynet"
 local sqlite = require "skynet.db.sqlite"
 
 local M = {}
@@ -29,6 +38,22 @@ local SCHEMA <const> = {
 }
 
 local COLUMNS <const> = "key, due, at, target, payload, every, cron, tz, misfire, attempt, run, missed, gen, state, error"
+local SELECT <const> = "SELECT " .. COLUMNS .. " FROM reminders "
+local PUT <const> = "INSERT OR REPLACE INTO reminders (" .. COLUMNS .. ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+local DELETE <const> = "DELETE FROM reminders WHERE key = ?"
+local GET <const> = SELECT .. "WHERE key = ?"
+local LIST <const> = SELECT .. "WHERE key >= ? AND key < ? ORDER BY key LIMIT ?"
+local LIST_ALL <const> = SELECT .. "WHERE key >= ? ORDER BY key LIMIT ?"
+local LOAD <const> = SELECT .. "WHERE state = 'p' AND (at > ?1 OR (at = ?1 AND key > ?2)) AND at < ?3 "
+	.. "ORDER BY at, key LIMIT ?4"
+local NEXT_AT <const> = "SELECT min(at) AS at FROM reminders WHERE state = 'p' AND at >= ?"
+local ACK_DONE <const> = "DELETE FROM reminders WHERE key = ? AND gen = ?"
+local ACK_NEXT <const> = "UPDATE reminders SET due = ?, at = ?, run = ?, attempt = 0, missed = 0, error = NULL"
+	.. " WHERE key = ? AND gen = ?"
+local UPDATE <const> = "UPDATE reminders SET due = ?, at = ?, attempt = ?, run = ?, missed = ?, state = ?,"
+	.. " error = ? WHERE key = ? AND gen = ?"
+local STATS <const> = "SELECT state, count(*) AS n, min(at) AS at FROM reminders GROUP BY state"
+local DEAD <const> = SELECT .. "WHERE state = 'd' ORDER BY at, key LIMIT ?"
 
 local STATE_OUT <const> = { p = "pending", d = "dead" }
 local STATE_IN <const> = { pending = "p", dead = "d" }
@@ -64,21 +89,58 @@ function M.open(spec, opts)
 		db:close()
 		error(string.format("reminder store %s: %s", path, tostring(err)), 0)
 	end
-	return setmetatable({ db = db, name = "sqlite:" .. path }, store)
+	return setmetatable({ db = db, name = "sqlite:" .. path, queue = {}, writing = false }, store)
+end
+
+-- Sends the queued writes as one batch each time, until none is left.
+local function writer(self)
+	while #self.queue > 0 do
+		local q = self.queue
+		self.queue = {}
+		local list = {}
+		for i = 1, #q do
+			list[i] = q[i].stmt
+		end
+		local ok, res = pcall(self.db.batch, self.db, list)
+		for i = 1, #q do
+			local w = q[i]
+			w.ok, w.res = ok, ok and res[i] or res
+			skynet.wakeup(w)
+		end
+	end
+	self.writing = false
+end
+
+-- Queues one statement { sql, params..., n = } and waits for its batch;
+-- returns the rows it changed.
+local function write(self, stmt)
+	local w = { stmt = stmt }
+	local q = self.queue
+	q[#q + 1] = w
+	if not self.writing then
+		self.writing = true
+		skynet.fork(writer, self)
+	end
+	skynet.wait(w)
+	if not w.ok then
+		error(w.res, 0)
+	end
+	return w.res.changes
 end
 
 function store:put(r)
-	self.db:exec("INSERT OR REPLACE INTO reminders (" .. COLUMNS .. ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-		r.key, r.due, r.at, r.target, sqlite.blob(r.payload), r.every, r.cron, r.tz, r.misfire,
-		r.attempt, r.run, r.missed, r.gen, STATE_IN[r.state], r.error)
+	write(self, {
+		PUT, r.key, r.due, r.at, r.target, sqlite.blob(r.payload), r.every, r.cron, r.tz, r.misfire,
+		r.attempt, r.run, r.missed, r.gen, STATE_IN[r.state], r.error, n = 16,
+	})
 end
 
 function store:delete(key)
-	return self.db:exec("DELETE FROM reminders WHERE key = ?", key) > 0
+	return write(self, { DELETE, key }) > 0
 end
 
 function store:get(key)
-	local rows = self.db:query("SELECT " .. COLUMNS .. " FROM reminders WHERE key = ?", key)
+	local rows = self.db:query(GET, key)
 	return rows[1] and record(rows[1])
 end
 
@@ -97,23 +159,19 @@ end
 function store:list(prefix, limit)
 	local stop = prefix_end(prefix)
 	if stop then
-		return records(self.db:query("SELECT " .. COLUMNS
-			.. " FROM reminders WHERE key >= ? AND key < ? ORDER BY key LIMIT ?", prefix, stop, limit))
+		return records(self.db:query(LIST, prefix, stop, limit))
 	end
-	return records(self.db:query("SELECT " .. COLUMNS .. " FROM reminders WHERE key >= ? ORDER BY key LIMIT ?",
-		prefix, limit))
+	return records(self.db:query(LIST_ALL, prefix, limit))
 end
 
 -- Pending records after (after_at, after_key) with at < hi, in (at, key) order.
 function store:load(after_at, after_key, hi, limit)
-	return records(self.db:query("SELECT " .. COLUMNS .. " FROM reminders WHERE state = 'p'"
-		.. " AND (at > ?1 OR (at = ?1 AND key > ?2)) AND at < ?3 ORDER BY at, key LIMIT ?4",
-		after_at, after_key, hi, limit))
+	return records(self.db:query(LOAD, after_at, after_key, hi, limit))
 end
 
 -- The earliest at >= t of a pending record, or nil.
 function store:next_at(t)
-	local rows = self.db:query("SELECT min(at) AS at FROM reminders WHERE state = 'p' AND at >= ?", t)
+	local rows = self.db:query(NEXT_AT, t)
 	return rows[1] and rows[1].at
 end
 
@@ -125,22 +183,21 @@ end
 -- the stored record is no longer r's (set again meanwhile).
 function store:ack(r, upd)
 	if upd == nil then
-		return self.db:exec("DELETE FROM reminders WHERE key = ? AND gen = ?", r.key, r.gen) > 0
+		return write(self, { ACK_DONE, r.key, r.gen }) > 0
 	end
-	return self.db:exec("UPDATE reminders SET due = ?, at = ?, run = ?, attempt = 0, missed = 0, error = NULL"
-		.. " WHERE key = ? AND gen = ?", upd.due, upd.at, upd.run, r.key, r.gen) > 0
+	return write(self, { ACK_NEXT, upd.due, upd.at, upd.run, r.key, r.gen }) > 0
 end
 
 -- Writes r's schedule fields (a retry, a dead letter, a skip, a revival).
 function store:update(r)
-	return self.db:exec("UPDATE reminders SET due = ?, at = ?, attempt = ?, run = ?, missed = ?, state = ?,"
-		.. " error = ? WHERE key = ? AND gen = ?", r.due, r.at, r.attempt, r.run, r.missed,
-		STATE_IN[r.state], r.error, r.key, r.gen) > 0
+	return write(self, {
+		UPDATE, r.due, r.at, r.attempt, r.run, r.missed, STATE_IN[r.state], r.error, r.key, r.gen, n = 10,
+	}) > 0
 end
 
 function store:stats()
 	local s = { pending = 0, dead = 0 }
-	for _, row in ipairs(self.db:query("SELECT state, count(*) AS n, min(at) AS at FROM reminders GROUP BY state")) do
+	for _, row in ipairs(self.db:query(STATS)) do
 		if row.state == "p" then
 			s.pending, s.next_due = row.n, row.at
 		else
@@ -151,8 +208,7 @@ function store:stats()
 end
 
 function store:dead(limit)
-	return records(self.db:query("SELECT " .. COLUMNS
-		.. " FROM reminders WHERE state = 'd' ORDER BY at, key LIMIT ?", limit))
+	return records(self.db:query(DEAD, limit))
 end
 
 function store:close()
