@@ -628,14 +628,17 @@ function CMD.retry(key)
 end
 
 -- Virtual time only (tests): steps this service's wall clock by s seconds,
--- as an operator's clock change would, and does what the watcher does.
-function CMD.step_clock(s)
+-- as an operator's clock change would, and does what the watcher does
+-- (unless unseen: a step the watcher has not noticed yet).
+function CMD.step_clock(s, unseen)
 	if not conf.virtual then
 		return false, "step_clock needs timer = \"virtual\""
 	end
 	clock_offset = clock_offset + s
-	rearm_all()
-	nudge_loader()
+	if not unseen then
+		rearm_all()
+		nudge_loader()
+	end
 	return true, true
 end
 

@@ -287,6 +287,14 @@ t.case("the wall clock: set back never fires early, set forward fires", function
 	local d = deliveries "back"
 	t.eq(#d, 1, "fired when its clock reached due")
 	skynet.call(svc, "lua", "step_clock", 5)
+	due = core.walltime() + 10
+	reminder.set("unseen", due, ".rt", "u")
+	skynet.call(svc, "lua", "step_clock", -5, true) -- before the watcher would notice
+	sleep_s(11)
+	t.eq(#deliveries "unseen", 0, "its timer fired, the wall clock said not yet")
+	sleep_s(5)
+	t.eq(#deliveries "unseen", 1, "re-armed, fired when the wall clock reached due")
+	skynet.call(svc, "lua", "step_clock", 5)
 	local fwd = core.walltime() + 600
 	reminder.set("fwd", fwd, ".rt", "f")
 	skynet.call(svc, "lua", "step_clock", 900)
