@@ -13,9 +13,10 @@
 --   near[key] = rec   every pending record with at < horizon (the window:
 --                     horizon is about now + reminder_window), delivering
 --                     ones included (rec.inflight).
---   buckets[tick]     the near records waiting, by wall-clock centisecond
---                     (ceil(at * 100)); one skynet.timeout per bucket, so a
---                     near record fires with the timer wheel's precision.
+--   buckets[tick]     the near records waiting, by the centisecond tick of
+--                     the node's timer at which their at has come (see
+--                     ticks); one skynet.timeout per bucket, so a near
+--                     record fires with the timer wheel's precision.
 -- Far records cost the node nothing: the loader brings them in as the
 -- window reaches them (SQLite: it sleeps until the earliest stored `at`
 -- comes within half a window; Redis: it polls every second, because other
@@ -214,8 +215,22 @@ local function fire_bucket(tick, ep)
 	deliver_ready()
 end
 
+-- The tick whose timer fires once `at` has come, and the tick now. Real
+-- time: ticks of CLOCK_MONOTONIC (the node's timer fires at the boundary
+-- of a monotonic centisecond), at mapped through the offset between the
+-- wall and monotonic clocks now; so a run fires at the first boundary after
+-- its instant (0 to 10 ms late), never at one before it. Virtual time: the
+-- wall clock moves with the node's clock, in centiseconds.
+local function ticks(at)
+	if conf.virtual then
+		return math_ceil(at * 100 - CLOCK_EPS * 100), math_floor(wall() * 100)
+	end
+	local mono = skynet.hpc()
+	return math_ceil((mono + (at - wall()) * 1e9) / 1e7), mono // 10000000
+end
+
 function arm(rec)
-	local tick = math_ceil(rec.at * 100 - CLOCK_EPS * 100)
+	local tick, now_tick = ticks(rec.at)
 	rec.tick = tick
 	local b = buckets[tick]
 	if b then
@@ -223,7 +238,7 @@ function arm(rec)
 		return
 	end
 	buckets[tick] = { rec }
-	local delay = tick - math_floor(wall() * 100)
+	local delay = tick - now_tick
 	local ep = epoch
 	skynet.timeout(delay > 0 and delay or 0, function()
 		fire_bucket(tick, ep)
