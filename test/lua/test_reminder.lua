@@ -340,6 +340,66 @@ t.case("a stored payload that cannot be unpacked becomes a dead letter", functio
 	t.ok(r.error:find("payload cannot be unpacked", 1, true), "why: " .. tostring(r.error))
 end)
 
+t.case("the console's reminders and the metrics agree with stats", function()
+	fresh("observe.db", "attempts=1")
+	reminder.set("obs:1", { after = 1 }, ".rt", 1)
+	reminder.set("obs:2", { after = 1 }, ".nobody", 2)
+	reminder.set("obs:3", { after = 3600 }, ".rt", 3)
+	sleep_s(2)
+	local s = reminder.stats()
+	t.eq(s.pending, 1, "one pending")
+	t.eq(s.dead, 1, "one dead letter")
+	t.eq(s.fires, 2, "two fired")
+	t.eq(s.acked, 1, "one acknowledged")
+
+	local socket = require "skynet.socket"
+	local console = skynet.newservice("debug_console", "127.0.0.1", 0)
+	local _, port = skynet.call(console, "lua", "ADDRESS")
+	local c = assert(socket.open("127.0.0.1", port))
+	socket.readline(c)
+	socket.write(c, "reminders\n")
+	local out = {}
+	while true do
+		local l = assert(socket.readline(c), "console closed")
+		if l == "<CMD OK>" or l == "<CMD Error>" then
+			t.eq(l, "<CMD OK>", "console status: " .. table.concat(out, "|"))
+			break
+		end
+		out[#out + 1] = l
+	end
+	socket.close(c)
+	local text = table.concat(out, "\n")
+	t.ok(text:find("pending\t1", 1, true), "pending shown: " .. text)
+	t.ok(text:find("dead\t1", 1, true), "dead shown")
+	t.ok(text:find("obs:2 due", 1, true) and text:find("no service named .nobody", 1, true), "the dead letter and why")
+	t.ok(text:find("sqlite:", 1, true) and text:find(" ok ", 1, true), "store health")
+	skynet.kill(console)
+
+	local metrics = skynet.newservice("metrics", "127.0.0.1", 0)
+	local page = skynet.call(metrics, "lua", "render")
+	skynet.kill(metrics)
+	local function value(name)
+		return tonumber(page:match("\n" .. name .. " (%S+)\n"))
+	end
+	t.eq(value "skynet_reminder_sets_total", 3, "sets")
+	t.eq(value "skynet_reminder_fires_total", 2, "fires")
+	t.eq(value "skynet_reminder_acks_total", 1, "acks")
+	t.eq(value "skynet_reminder_dead_letters", 1, "dead letters")
+	t.eq(value "skynet_reminder_pending", 1, "pending")
+	t.eq(value "skynet_reminder_lateness_seconds_count", 2, "lateness observed per first attempt")
+	t.ok(page:find('skynet_reminder_lateness_seconds_bucket{le="+Inf"} 2', 1, true), "the +Inf bucket")
+	local p = io.popen "command -v promtool"
+	local promtool = p:read "l"
+	p:close()
+	if promtool then
+		local f = assert(io.open(dir .. "/metrics.txt", "w"))
+		f:write(page)
+		f:close()
+		t.ok(os.execute(promtool .. " check metrics < '" .. dir .. "/metrics.txt' >/dev/null 2>&1"),
+			"promtool accepts the page")
+	end
+end)
+
 t.case("clean up", function()
 	if svc then
 		stop()
