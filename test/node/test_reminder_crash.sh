@@ -5,7 +5,8 @@
 # the same SQLite file fires what is left. Every set that returned fired
 # (no reminder lost), none fired before its due, and a run fired twice
 # only when its first delivery came just before the kill (in flight: its
-# acknowledgement was not stored). The counts are printed.
+# acknowledgement was not stored). The counts are printed. Last, a store
+# file that is not a database stops the boot with the reason.
 B=${SKYNET_BUILD:-.}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -102,4 +103,16 @@ LUA
 cat "$dir/verdict" | tail -n 12
 grep -q "^verdict ok" "$dir/verdict"
 check reminder_crash_nothing_lost_early_or_twice $?
+# A store file that is not a database stops the boot with one line naming
+# it and the reason, and the file is left as it was.
+printf 'these bytes are not a database %.0s' $(seq 1 200) >"$dir/data/corrupt.db"
+sum_before=$(cksum <"$dir/data/corrupt.db")
+sed "s|reminders.db|corrupt.db|" "$dir/config.check" >"$dir/config.corrupt"
+timeout 60 "$B/skynet" "$dir/config.corrupt" >"$dir/out.corrupt" 2>&1
+status=$?
+grep "corrupt.db\|reminder service cannot start" "$dir/out.corrupt"
+[ "$status" -eq 1 ] && grep -q "reminder store .*corrupt.db: sqlite: cannot open .*file is not a database" \
+	"$dir/out.corrupt" && grep -q "bootstrap: the reminder service cannot start" "$dir/out.corrupt" &&
+	[ "$(cksum <"$dir/data/corrupt.db")" = "$sum_before" ]
+check reminder_corrupt_store_stops_boot $?
 summary

@@ -215,7 +215,7 @@ function store:load(_, _, hi, limit)
 	return out
 end
 
-function store:next_at()
+function store.next_at()
 	return nil
 end
 

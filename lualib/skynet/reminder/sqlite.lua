@@ -37,7 +37,8 @@ local SCHEMA <const> = {
 	"CREATE INDEX IF NOT EXISTS reminders_at ON reminders (state, at, key)",
 }
 
-local COLUMNS <const> = "key, due, at, target, payload, every, cron, tz, misfire, attempt, run, missed, gen, state, error"
+local COLUMNS <const> = "key, due, at, target, payload, every, cron, tz, misfire, attempt, run, missed, gen, "
+	.. "state, error"
 local SELECT <const> = "SELECT " .. COLUMNS .. " FROM reminders "
 local PUT <const> = "INSERT OR REPLACE INTO reminders (" .. COLUMNS .. ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 local DELETE <const> = "DELETE FROM reminders WHERE key = ?"
@@ -175,7 +176,7 @@ function store:next_at(t)
 	return rows[1] and rows[1].at
 end
 
-function store:begin()
+function store.begin()
 	return true
 end
 
