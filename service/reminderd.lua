@@ -480,7 +480,8 @@ end
 
 ---------------------------------------------------------------- loading
 
--- Brings the stored records with at < hi into memory, page by page.
+-- Brings the stored records with at < hi into memory, page by page; false
+-- when the store failed (the horizon stays where the pages reached).
 local function load_until(hi)
 	loading_hi = hi
 	touched = {}
@@ -488,10 +489,12 @@ local function load_until(hi)
 	if after_at == -math.huge then
 		after_at = -1e300
 	end
+	local loaded = true
 	while true do
 		local ok, recs = try_store("load", after_at, after_key, hi, PAGE)
 		if not ok then
-			break -- the horizon stays: the next load tries the same range
+			loaded = false
+			break
 		end
 		for i = 1, #recs do
 			local rec = recs[i]
@@ -509,19 +512,25 @@ local function load_until(hi)
 	end
 	loading_hi = nil
 	touched = {}
+	return loaded
 end
 
 local function loader()
 	while true do
 		local now = wall()
-		load_until(now + conf.window)
+		local loaded = load_until(now + conf.window)
 		local poll = store.poll
 		local wake = now + conf.window / 2
-		if poll then
+		if not loaded then
+			wake = now + STORE_RETRY_CS / 100
+		elseif poll then
 			wake = now + poll
 		else
+			next_far = nil -- a set beyond the horizon during the query lowers it
 			local ok, t = try_store("next_at", horizon)
-			next_far = ok and t or nil
+			if ok and t and (next_far == nil or t < next_far) then
+				next_far = t
+			end
 			if ok and next_far == nil then
 				wake = now + 3600 -- nothing stored beyond: a set wakes the loader
 			elseif ok then
@@ -553,6 +562,14 @@ end
 
 local CMD = {}
 
+-- A set, cancel or retry of key: a load in progress must not place what it
+-- read of key before.
+local function touch(key)
+	if loading_hi then
+		touched[key] = true
+	end
+end
+
 -- The record as the caller sees it (the internal fields left out).
 local function public(rec)
 	return {
@@ -583,7 +600,7 @@ function CMD.set(r)
 		return false, "the store did not keep it: " .. tostring(err)
 	end
 	stats.sets = stats.sets + 1
-	touched[rec.key] = true
+	touch(rec.key)
 	near[rec.key] = nil
 	place_rec(rec, hold)
 	return true, true
@@ -594,7 +611,7 @@ function CMD.cancel(key)
 	if not ok then
 		return false, "the store failed: " .. tostring(existed)
 	end
-	touched[key] = true
+	touch(key)
 	near[key] = nil
 	stats.cancels = stats.cancels + 1
 	return true, existed
@@ -635,7 +652,7 @@ function CMD.retry(key)
 		return false, "the store failed: " .. tostring(kept)
 	end
 	if kept then
-		touched[key] = true
+		touch(key)
 		near[key] = nil
 		place_rec(rec, hold)
 	end
