@@ -77,6 +77,9 @@ M.UNLISTED = {
 	["skynet.snlua"] = "snlua's hooks for skynet.lua (framework marking, memory grants)",
 	["skynet.ext.message"] = "a lazy part of skynet",
 	["skynet.kernel"] = "the C side of skynet (its functions are listed under skynet)",
+	["skynet.reminder.plan"] = "the schedule arithmetic of skynet.reminder (every, cron, misfires)",
+	["skynet.reminder.sqlite"] = "the SQLite store of the reminder service (reminder_store = sqlite:PATH)",
+	["skynet.reminder.redis"] = "the Redis store of the reminder service (reminder_store = redis://...)",
 }
 
 -- Exported names that are not API: internal state shared between the parts of a module.

@@ -215,7 +215,9 @@ function store:load(_, _, hi, limit)
 	return out
 end
 
-function store:next_at()
+-- Redis is polled (other nodes write too): no earliest time to sleep until.
+-- Called as store:next_at(); the store itself is not needed.
+function store.next_at()
 	return nil
 end
 
