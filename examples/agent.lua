@@ -117,7 +117,7 @@ end
 
 ---------------------------------------------------------------- requests
 
-local HELP <const> = "commands=login,look,move,say,tell,attack,cast,status,ping,help,quit"
+local HELP <const> = "commands=login,look,move,say,tell,mail,attack,cast,chest,status,ping,help,quit"
 	.. " skills=shield,rage,regen,poison,freeze,dispel dirs=n,s,e,w,ne,nw,se,sw"
 
 function LOCAL.help()
@@ -133,6 +133,8 @@ function LOCAL.quit()
 	kick("bye")
 end
 
+-- Answers an error, or writes the answer itself and then, when the answer
+-- counts mail (mail=N), asks the world to push it: after the answer.
 function LOCAL.login(line)
 	local w = proto.words(line)
 	if #w ~= 2 then
@@ -149,7 +151,10 @@ function LOCAL.login(line)
 	end
 	name = w[2]
 	arm_reward(S.reward_cs - math.min(progress, S.reward_cs - 1))
-	return sformat("%s reward_in=%s", reply, proto.secs(reward_left()))
+	write(sformat("%s reward_in=%s", reply, proto.secs(reward_left())))
+	if reply:match " mail=[1-9]" then -- what waited comes after the answer
+		skynet.send(world, "lua", "deliver_mail", name)
+	end
 end
 
 -- The answer to one request line (nil: nothing to answer).

@@ -88,7 +88,11 @@ Commands (type them at the > prompt):
                         dispel [target] (removes all buffs and debuffs)
   say <text>            talk to everyone who sees you
   tell <name> <text>    whisper to one player
-  status (or st)        hp, gold, quest, buffs, time to the next online reward
+  mail <name> <text>    like tell, but a player who is offline gets it at the
+                        next login
+  chest                 start opening a chest: 100 gold in 2 minutes, even if
+                        you log out (then it waits for your next login)
+  status (or st)        hp, gold, quest, buffs, chest, time to the next reward
   ping                  keep the connection alive (30s idle = kicked)
   quit                  leave (Ctrl-D too)
 Monsters hit you when you stand next to them; dead monsters come back after 5s.
@@ -149,12 +153,24 @@ local function draw_look(f)
 	out(table.concat(lines, "\n"))
 end
 
+-- The chest field of a status answer in words.
+local function chest_words(chest)
+	if chest == "none" then
+		return "no chest opening"
+	elseif chest == "off" then
+		return "no chests on this server"
+	elseif tonumber(chest) then
+		return "chest opens in " .. chest .. "s"
+	end
+	return "chest " .. tostring(chest)
+end
+
 local function show_status(f)
 	out(string.format("%s at %s,%s  hp %s  gold %s  kills %s  daily quest %s%s\n"
-		.. "buffs: %s   next online reward in %ss",
+		.. "buffs: %s   next online reward in %ss   %s",
 		f.name or "?", f.x or "?", f.y or "?", f.hp or "?", f.gold or "?", f.kills or "?",
 		f.quest or "?", f.dead == "yes" and "  (DEAD)" or "", f.buffs or "none",
-		f.reward_in or "?"))
+		f.reward_in or "?", chest_words(f.chest)))
 end
 
 local REPLY = {}
@@ -166,6 +182,10 @@ function REPLY.login(f)
 	out(string.format("%s %s at %s,%s, hp %s, gold %s, quest %s, buffs %s; next reward in %ss",
 		f.new == "yes" and "welcome," or "welcome back,", f.name, f.x, f.y, f.hp, f.gold, f.quest,
 		f.buffs, f.reward_in))
+	local n = math.tointeger(tonumber(f.mail))
+	if n and n > 0 then
+		out(string.format("%d message%s waited for you while you were away:", n, n == 1 and "" or "s"))
+	end
 	out("type `look` to see the arena")
 end
 
@@ -212,6 +232,18 @@ end
 
 function REPLY.tell(f)
 	out("(whisper sent to " .. (f.to or "?") .. ")")
+end
+
+function REPLY.mail(f)
+	if f.delivered == "now" then
+		out("(mail delivered to " .. (f.to or "?") .. ")")
+	else
+		out("(mail kept for " .. (f.to or "?") .. ": offline, gets it at the next login)")
+	end
+end
+
+function REPLY.chest(f)
+	out(string.format("you start opening a chest: %s gold in %ss", f.gold, f.opens_in))
 end
 
 function REPLY.ping()
@@ -304,7 +336,19 @@ function PUSH.quest(_, line)
 end
 
 function PUSH.daily(_, line)
-	out("* daily reset: the daily quest starts again (" .. (fields(line).quest or "") .. ")")
+	local f = fields(line)
+	out(string.format("* daily reset%s: the daily quest starts again (%s)",
+		f.ago and " (" .. f.ago .. "s ago)" or "", f.quest or ""))
+end
+
+function PUSH.mail(w, line)
+	out(string.format("[mail] %s: %s", w[2], line:match "^mail%s+%S+%s+(.*)$" or ""))
+end
+
+function PUSH.chest(_, line)
+	local f = fields(line)
+	out(string.format("$ your chest opened%s: %s gold (total %s)",
+		f.ago and " " .. f.ago .. "s ago" or "", f.gold, f.total))
 end
 
 -- The session is over: no more input; the server closes the connection.

@@ -51,6 +51,11 @@ M.DEFAULTS = {
 	quest_gold = 50,
 	daily_reset = "05:00", -- "HH:MM" local time, or a 5-field cron spec
 	daily_tz = "local",
+	-- durable (only when the node config sets reminder_store): chests and the mailbox
+	chest_cs = 12000, -- a chest opens this long after `chest`, even across a restart
+	chest_gold = 100,
+	mail_keep_cs = 259200000, -- what waits for an offline player is dropped after 30 days
+	world_name = ".world", -- the world's service name, which the reminders call; "": none
 	-- tests only: launch the game's services through this wrapper service
 	wrapper = "",
 }

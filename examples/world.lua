@@ -12,13 +12,24 @@
 --     skynet.killthread, so no stale timer is left;
 --   * one skynet.timeout per dead monster or player: the respawn;
 --   * timer.cron(daily_reset): the daily reset of the quest.
--- Player state: players[name] (online or not). Spatial lookups go through
--- two bucket grids (online players, monsters) of BUCKET x BUCKET cells.
+-- Durable timers (skynet.reminder; only when the node's config sets
+-- reminder_store): a player's chest is the reminder "chest:<name>", which
+-- calls this service (by its name, settings.world_name) when it opens, even
+-- after a restart of the node; what happens to an offline player waits in
+-- the mailbox (mailbox.lua, reminders too) until the next login.
+-- Player state: players[name] (online or not), in memory only: a restart
+-- of the node forgets it, not the chests and the mail. Spatial lookups go
+-- through two bucket grids (online players, monsters) of BUCKET x BUCKET
+-- cells.
 local skynet = require "skynet"
+require "skynet.manager"
+local core = require "skynet.core"
 local socket = require "skynet.socket"
 local timer = require "skynet.timer"
+local reminder = require "skynet.reminder"
 local proto = require "proto"
 local settings = require "settings"
+local mailbox = require "mailbox"
 local loglimit = require "skynet.loglimit"
 
 local sformat = string.format
@@ -31,6 +42,7 @@ local abs = math.abs
 local BUCKET <const> = 8
 local NAME_MAX <const> = 16
 local TEXT_MAX <const> = 200
+local MAILBOX_MAX <const> = 20 -- player mail waiting for one player at most
 local POISON_DPS <const> = 3
 local REGEN_HPS <const> = 5
 
@@ -397,21 +409,47 @@ end
 
 ---------------------------------------------------------------- daily reset
 
+-- Tells the players who are offline now, through the mailbox: one item
+-- each (the key "daily" is replaced by the next day's).
+local function mail_daily_reset(names)
+	local sent = core.walltime()
+	for _, name in ipairs(names) do
+		local ok, e = pcall(mailbox.post, name, { kind = "daily", sent = sent }, "daily")
+		if not ok then
+			skynet.error(sformat("warn: world: daily reset not mailed to %s: %s", name, e))
+			return
+		end
+	end
+end
+
 local function daily_reset()
-	for _, p in pairs(players) do
+	local offline = {}
+	for name, p in pairs(players) do
 		p.quest, p.quest_done = 0, false
+		if not p.online then
+			offline[#offline + 1] = name
+		end
 	end
 	local text = sformat("daily reset quest=0/%d", S.quest_kills)
 	for _, p in pairs(online) do
 		push(p, text)
 	end
 	skynet.error("world: daily reset: quests cleared")
+	if #offline > 0 and mailbox.on() then
+		table.sort(offline)
+		skynet.fork(mail_daily_reset, offline)
+	end
 end
 
 ---------------------------------------------------------------- requests
 
 local function err(cmd, fmt, ...)
 	return "err " .. cmd .. " " .. sformat(fmt, ...)
+end
+
+local function valid_name(name)
+	return type(name) == "string" and #name <= NAME_MAX and name:match "^%a[%w_]*$" ~= nil
+		and name:match "^m%d+$" == nil
 end
 
 local function dead_err(p, cmd)
@@ -591,18 +629,119 @@ function REQ.cast(p, line)
 	return sformat("ok cast skill=%s target=%s secs=%s", skill, e.id, proto.secs(cs))
 end
 
+---------------------------------------------------------------- chests and mail
+
+local function chest_key(name)
+	return "chest:" .. name
+end
+
+-- p's chest: the seconds until it opens (text), "none", or "off" when the
+-- node keeps no reminders.
+local function chest_left(p)
+	if not mailbox.on() then
+		return "off"
+	end
+	local ok, r = pcall(reminder.get, chest_key(p.id))
+	if not ok then
+		request_log("warn: world: chest of %s unknown: %s", p.id, r)
+		return "unknown"
+	end
+	if r == nil then
+		return "none"
+	end
+	return proto.secs(math.max(0, (r.due - core.walltime()) * 100))
+end
+
+-- Starts p's chest unless one is opening: the reply text. The reminder is
+-- the only record of it (it outlives the session and the node).
+local function start_chest(p)
+	local key = chest_key(p.id)
+	local r = reminder.get(key)
+	if r then
+		return err("chest", "a chest is already opening (opens in %ss)",
+			proto.secs(math.max(0, (r.due - core.walltime()) * 100)))
+	end
+	reminder.set(key, { after = S.chest_cs / 100 }, S.world_name, p.id)
+	return sformat("ok chest opens_in=%s gold=%d", proto.secs(S.chest_cs), S.chest_gold)
+end
+
+function REQ.chest(p, line)
+	local w = proto.words(line)
+	if #w > 2 or (w[2] and w[2]:lower() ~= "open") then
+		return err("chest", "usage: chest [open]")
+	end
+	if not mailbox.on() then
+		return err("chest", "no chests on this server (its config sets no reminder_store)")
+	end
+	if p.chest_busy then -- another session of p is starting one right now
+		return err("chest", "a chest is already opening")
+	end
+	p.chest_busy = true
+	local ok, r = pcall(start_chest, p)
+	p.chest_busy = nil
+	if not ok then
+		request_log("error: world: chest not started for %s: %s", p.id, r)
+		return err("chest", "the chest store failed, try again")
+	end
+	return r
+end
+
+-- Shows one mailbox item to p (online), crediting its gold.
+local function show_item(p, item)
+	local ago = proto.secs(math.max(0, (core.walltime() - (item.sent or 0)) * 100))
+	if item.kind == "chest" then
+		p.gold = p.gold + item.gold
+		push(p, sformat("chest opened gold=+%d total=%d ago=%s", item.gold, p.gold, ago))
+	elseif item.kind == "daily" then
+		push(p, sformat("daily reset quest=%s ago=%s", quest_text(p), ago))
+	else
+		push(p, sformat("mail %s %s", item.from, item.text))
+	end
+end
+
+function REQ.mail(p, line)
+	local w = proto.words(line)
+	local text = proto.rest(line, 2)
+	if text == nil then
+		return err("mail", "usage: mail <name> <text>")
+	end
+	if #text > TEXT_MAX then
+		return err("mail", "text too long (%d bytes, at most %d)", #text, TEXT_MAX)
+	end
+	local to = w[2]
+	if not valid_name(to) then
+		return err("mail", "no player can be called %s", to)
+	end
+	local item = { kind = "mail", from = p.id, text = text }
+	if online[to] then
+		show_item(online[to], item)
+		return sformat("ok mail to=%s delivered=now", to)
+	end
+	if not mailbox.on() then
+		return err("mail", "%s is offline and this server keeps no mail (no reminder_store)", to)
+	end
+	local ok, n = pcall(mailbox.count, to, MAILBOX_MAX)
+	if ok and n >= MAILBOX_MAX then
+		return err("mail", "the mailbox of %s is full (%d waiting)", to, MAILBOX_MAX)
+	end
+	if ok then
+		ok, n = pcall(mailbox.post, to, item)
+	end
+	if not ok then
+		request_log("error: world: mail to %s not kept: %s", to, n)
+		return err("mail", "the mail store failed, try again")
+	end
+	return sformat("ok mail to=%s delivered=later", to)
+end
+
 function REQ.status(p)
-	return sformat("ok status name=%s x=%d y=%d hp=%d/%d gold=%d kills=%d quest=%s dead=%s buffs=%s",
-		p.id, p.x, p.y, p.hp, p.maxhp, p.gold, p.kills, quest_text(p), p.dead and "yes" or "no",
-		buff_list(p))
+	local chest = chest_left(p) -- first: it waits for the store, the rest may change meanwhile
+	return sformat("ok status name=%s x=%d y=%d hp=%d/%d gold=%d kills=%d quest=%s dead=%s buffs=%s"
+		.. " chest=%s", p.id, p.x, p.y, p.hp, p.maxhp, p.gold, p.kills, quest_text(p),
+		p.dead and "yes" or "no", buff_list(p), chest)
 end
 
 ---------------------------------------------------------------- lua commands
-
-local function valid_name(name)
-	return type(name) == "string" and #name <= NAME_MAX and name:match "^%a[%w_]*$" ~= nil
-		and name:match "^m%d+$" == nil
-end
 
 local function new_player(name)
 	local x, y = parse_cell(S.player_spot)
@@ -644,7 +783,28 @@ function CMD.init(_, s)
 	-- Both schedules last as long as the service: their handles are not kept.
 	timer.every(S.tick_cs, tick, { name = "world tick" })
 	timer.cron(settings.daily_spec(S), daily_reset, { tz = S.daily_tz, name = "daily reset" })
+	-- The name the chests and the mailbox's reminders call.
+	if S.world_name ~= "" then
+		skynet.register(S.world_name)
+		if skynet.localname(S.world_name) ~= skynet.self() then
+			error(sformat("world: the name %s is taken", S.world_name))
+		end
+	end
+	mailbox.init(S.world_name, S.mail_keep_cs)
 	return true
+end
+
+-- How many mailbox items wait for name (0 when the store cannot tell).
+local function mail_waiting(name)
+	if not mailbox.on() then
+		return 0
+	end
+	local ok, n = pcall(mailbox.count, name, mailbox.LIST_MAX)
+	if not ok then
+		request_log("warn: world: mailbox of %s unknown: %s", name, n)
+		return 0
+	end
+	return n
 end
 
 -- A client logs in as name through agent `source`: the reply text, and
@@ -675,9 +835,63 @@ function CMD.login(source, name, fd)
 	online[name] = p
 	grid_add(pgrid, p)
 	announce(p, sformat("enter %s %d %d", name, p.x, p.y), p)
-	return sformat("ok login name=%s new=%s x=%d y=%d hp=%d/%d gold=%d quest=%s buffs=%s", name,
-		new and "yes" or "no", p.x, p.y, p.hp, p.maxhp, p.gold, quest_text(p), buff_list(p)),
-		p.reward_progress
+	local reply = sformat("ok login name=%s new=%s x=%d y=%d hp=%d/%d gold=%d quest=%s buffs=%s",
+		name, new and "yes" or "no", p.x, p.y, p.hp, p.maxhp, p.gold, quest_text(p), buff_list(p))
+	return sformat("%s mail=%d", reply, mail_waiting(name)), p.reward_progress
+end
+
+-- Pushes what waits in the mailbox of name to its session (the agent asks
+-- once it has written the login answer, so that the items come after it),
+-- then drops each item from the store. An item is pushed again only if the
+-- node dies between its push and its removal.
+function CMD.deliver_mail(source, name)
+	local p = players[name]
+	if p == nil or p.agent ~= source or p.mail_busy or not mailbox.on() then
+		return
+	end
+	p.mail_busy = true
+	local ok, e = pcall(function()
+		for _, m in ipairs(mailbox.waiting(name)) do
+			if not p.online then
+				break -- the rest waits for the next login
+			end
+			show_item(p, m.item)
+			mailbox.remove(m.key)
+		end
+	end)
+	p.mail_busy = nil
+	if not ok then
+		request_log("warn: world: mailbox of %s not delivered: %s", name, e)
+	end
+end
+
+-- A reminder's run (from the reminder service): a chest opens, or a
+-- mailbox item nobody collected expires. Any answer acknowledges the run;
+-- an error makes the reminder service try again later.
+function CMD.reminder(_, key, payload, info)
+	if type(payload) == "string" and key == chest_key(payload) then
+		local p = players[payload]
+		if p and p.online then
+			p.gold = p.gold + S.chest_gold
+			push(p, sformat("chest opened gold=+%d total=%d", S.chest_gold, p.gold))
+		else -- offline, or unknown since a restart: the gold waits for the login
+			local item = { kind = "chest", gold = S.chest_gold, sent = info.due }
+			mailbox.post(payload, item, mailbox.id(info.due, "chest"))
+		end
+		return true
+	end
+	local owner = mailbox.owner(key)
+	if owner then
+		local p = online[owner]
+		if p then -- collected late (it was posted while a login was delivering)
+			show_item(p, payload)
+		else
+			skynet.error(sformat("world: mail expired key=%s kind=%s", key, tostring(payload.kind)))
+		end
+		return true
+	end
+	skynet.error(sformat("warn: world: unknown reminder key=%s", key))
+	return true
 end
 
 -- The session of name (through agent source) ended; progress: reward cs

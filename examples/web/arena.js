@@ -10,6 +10,7 @@ const CELL = 24;
 const arena = {
   connected: false, name: null, x: 0, y: 0, hp: 0, maxhp: 0, gold: 0, kills: 0,
   quest: "-", dead: false, width: 20, height: 20,
+  chest: null,    // when the chest opens (ms, performance.now clock), "off", or null: none
   buffs: {},      // skill -> expiry (ms, performance.now clock)
   players: {},    // name -> {x, y, dead}
   monsters: {},   // id -> {x, y, hp, dead}
@@ -74,6 +75,11 @@ function parseLook(f) {
   if (f.you) { const [x, y] = f.you.split(",").map(Number); arena.x = x; arena.y = y; }
 }
 
+function setChest(v) {
+  if (v === undefined) return;
+  arena.chest = v === "none" ? null : v === "off" ? "off" : performance.now() + parseFloat(v) * 1000;
+}
+
 function setHp(v) {
   const [cur, max] = v.split("/").map(Number);
   arena.hp = cur; if (max) arena.maxhp = max;
@@ -91,12 +97,21 @@ function onAnswer(msg) {
       arena.name = f.name; arena.x = +f.x; arena.y = +f.y; setHp(f.hp);
       arena.gold = +f.gold; arena.quest = f.quest; setBuffs(f.buffs);
       log(`welcome, ${f.name} (hp ${f.hp}, gold ${f.gold})`, "me");
+      if (+f.mail > 0) log(`${f.mail} message(s) waited for you while you were away:`, "me");
       send("look"); send("status");
       break;
     case "look": parseLook(f); break;
     case "status":
       arena.x = +f.x; arena.y = +f.y; setHp(f.hp); arena.gold = +f.gold; arena.kills = +f.kills;
       arena.quest = f.quest; arena.dead = f.dead === "yes"; setBuffs(f.buffs);
+      setChest(f.chest);
+      break;
+    case "chest":
+      arena.chest = performance.now() + parseFloat(f.opens_in) * 1000;
+      log(`you start opening a chest: ${f.gold} gold in ${f.opens_in}s`, "me");
+      break;
+    case "mail":
+      log(f.delivered === "now" ? `(mail delivered to ${f.to})` : `(mail kept for ${f.to} until the next login)`, "me");
       break;
     case "move": arena.x = +f.x; arena.y = +f.y; break;
     case "attack":
@@ -154,9 +169,15 @@ function onPush(msg) {
       break;
     case "chat": log(`[chat] ${w[1]}: ${w.slice(2).join(" ")}`, "chat"); break;
     case "tell": log(`[whisper] ${w[1]}: ${w.slice(2).join(" ")}`, "chat"); break;
+    case "mail": log(`[mail] ${w[1]}: ${w.slice(2).join(" ")}`, "chat"); break;
+    case "chest": {
+      const f = fields(msg); arena.gold = +f.total; arena.chest = null;
+      log(`your chest opened${f.ago ? ` ${f.ago}s ago` : ""}: ${f.gold} gold`, "me");
+      break;
+    }
     case "reward": { const f = fields(msg); arena.gold = +f.total; log(`reward: ${f.gold} gold`, "me"); break; }
     case "quest": { const f = fields(msg); arena.gold = +f.total; log("daily quest done!", "me"); break; }
-    case "daily": { const f = fields(msg); arena.quest = f.quest; log("daily reset"); break; }
+    case "daily": { const f = fields(msg); arena.quest = f.quest; log(f.ago ? `daily reset (${f.ago}s ago)` : "daily reset"); break; }
     case "kick": log(`disconnected: ${msg.slice(5)}`, "err"); break;
     default: log(msg);
   }
@@ -216,6 +237,8 @@ function panel() {
     parts.push(`<span class="buff">${skill} ${left.toFixed(1)}s</span>`);
   }
   $("buffs").innerHTML = parts.length ? parts.join("") : "none";
+  $("chest").textContent = arena.chest === null ? "none (press c)" : arena.chest === "off" ? "off on this server"
+    : `opens in ${Math.max(0, (arena.chest - now) / 1000).toFixed(1)}s`;
 }
 
 function frame() { draw(); panel(); requestAnimationFrame(frame); }
@@ -225,6 +248,7 @@ document.addEventListener("keydown", (ev) => {
   if (DIRS[ev.key]) { send("move " + DIRS[ev.key]); ev.preventDefault(); }
   else if (ev.key === " " || ev.key === "a") { send("attack"); ev.preventDefault(); }
   else if (SKILLS[ev.key]) { send("cast " + SKILLS[ev.key]); ev.preventDefault(); }
+  else if (ev.key === "c") { send("chest"); ev.preventDefault(); }
   else if (ev.key === "Enter") { $("say").focus(); ev.preventDefault(); }
 });
 
@@ -237,7 +261,8 @@ $("login").addEventListener("submit", (ev) => {
 $("chat").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const text = $("say").value.trim();
-  if (text) send("say " + text);
+  if (text.startsWith("/")) { if (text.length > 1) send(text.slice(1)); } // a request: /mail bob hi
+  else if (text) send("say " + text);
   $("say").value = "";
   $("map").focus();
 });

@@ -32,9 +32,14 @@ local BASE = {
 	player_spot = "5,5",
 }
 
+local games = 0
+
 -- Starts the game with settings t (over BASE): { port, world, watchdog }.
+-- Each world gets a name of its own (.world1, .world2, ...: the name its
+-- reminders call) unless t names it.
 function M.start(t)
-	local s = {}
+	games = games + 1
+	local s = { world_name = ".world" .. games }
 	for k, v in pairs(BASE) do
 		s[k] = v
 	end

@@ -3,8 +3,10 @@
 # node (examples/config, the gate on a free port, a 1 s idle kick): a kick
 # or the server's close ends the client at once with status 0 and the
 # reason printed, without a prompt left behind (checked on a pseudo-terminal
-# made by script(1)); `say` gets an answer. Every wait is bounded; the node
-# is killed on every path.
+# made by script(1)); `say` gets an answer; `chest` starts a chest that
+# `st` shows (the reminder store is a file in the test's temporary folder,
+# not examples/config's ./data/). Every wait is bounded; the node is killed
+# on every path.
 B=${SKYNET_BUILD:-.}
 dir=$(mktemp -d)
 node=
@@ -41,6 +43,7 @@ include "$PWD/examples/config"
 cpath = "$B/cservice/?.so"
 lua_cpath = "$B/luaclib/?.so"
 logger = "$dir/node.log"
+reminder_store = "sqlite:$dir/reminders.db"
 gate_port = 0
 debug_console_port = 0
 web_port = 0
@@ -111,15 +114,19 @@ ends_with_newline tty_idle
 check tty_no_prompt_left_after_kick $?
 
 # 2. stdin a pipe that stays open: the kick ends the client all the same.
+# On the way, a chest (a durable reminder) starts and status shows it.
 t0=$(date +%s)
 start pipe_idle pipe
-printf 'login bob\nsay hi bob here\n' >&3
+printf 'login bob\nsay hi bob here\nchest\nst\n' >&3
 stop "$t0"
 [ "$rc" -eq 0 ] && [ "$secs" -le 10 ]
 check pipe_idle_kick_exits_0_promptly $?
 has pipe_idle "you say: hi bob here (nobody heard you)" &&
 	has pipe_idle "* the server disconnects you: idle (1.0s without a message)"
 check pipe_say_answered_and_kick_reason $?
+has pipe_idle "you start opening a chest: 100 gold in 120.0s" &&
+	grep -q "chest opens in 1[12][0-9]\.[0-9]s" "$dir/pipe_idle"
+check pipe_chest_started_and_shown $?
 [ "$(tail -n 1 "$dir/pipe_idle")" = "* the server disconnects you: idle (1.0s without a message)" ]
 check pipe_kick_is_the_last_line $?
 
