@@ -20,7 +20,7 @@
 ---@class skynet.reminder.opts
 ---@field every? number repeat every so many seconds (at least 0.01)
 ---@field cron? string repeat at the instants of a cron spec
----@field tz? string the cron spec's time zone (default "local")
+---@field tz? string the time zone of the cron spec (default "local")
 ---@field misfire? "once"|"all"|"skip" runs passed while the node was down (default "once")
 
 local reminder = {}
