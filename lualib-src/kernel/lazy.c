@@ -305,7 +305,16 @@ kernel_lprivate_index(lua_State *L) {
 	lua_CFunction f = find_private(lua_tostring(L, ARG_NAME));
 	if (f == NULL)
 		return 0;
-	lua_pushcfunction(L, f);
+	if (f == kernel_lprotocol) {
+		/* On the path of skynet.rawcall: a closure over the protocol table
+		 * (made when the kernel opens, never replaced) skips the registry. */
+		kernel_push(L);
+		kernel_tab(L, lua_gettop(L), UV_PROTO);
+		lua_remove(L, -2);
+		lua_pushcclosure(L, f, 1);
+	} else {
+		lua_pushcfunction(L, f);
+	}
 	lua_pushvalue(L, ARG_NAME);
 	lua_pushvalue(L, -2);
 	lua_rawset(L, ARG_S);

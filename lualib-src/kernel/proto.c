@@ -83,15 +83,13 @@ kernel_ldispatch(lua_State *L) {
 	return 1;
 }
 
-/* S.protocol(name_or_id) -> the protocol registered under it, or nil. */
+/* S.protocol(name_or_id) -> the protocol registered under it, or nil. A
+ * closure: its upvalue is the protocol table (lazy.c makes it). */
 int
 kernel_lprotocol(lua_State *L) {
-	enum { ARG_NAME = 1, SLOT_KERNEL, SLOT_PROTO };
+	enum { ARG_NAME = 1 };
 	lua_settop(L, ARG_NAME);
-	kernel_push(L);
-	kernel_tab(L, SLOT_KERNEL, UV_PROTO);
-	lua_pushvalue(L, ARG_NAME);
-	lua_rawget(L, SLOT_PROTO);
+	lua_rawget(L, lua_upvalueindex(1));
 	return 1;
 }
 
