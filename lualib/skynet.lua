@@ -12,8 +12,8 @@
 -- Lazy parts. exit, killthread, getenv, the service helpers, trace, task,
 -- request/select, manager, the rarer message functions (response, rawcall,
 -- redirect...) and the debug protocol live in Lua files loaded on first use
--- (the skynet table's __index, in the kernel); they reach the internal
--- state through require "skynet.private". Under snlua they load inside its
+-- (the skynet table's __index, in the kernel); they ask the kernel through
+-- the functions of require "skynet.private". Under snlua they load inside its
 -- memory grant, so they work for a service at its skynet.memlimit.
 --
 -- Signals. snlua's SIGNAL 0 breaks the code a coroutine runs with the error

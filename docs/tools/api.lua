@@ -84,7 +84,7 @@ M.UNLISTED = {
 
 -- Exported names that are not API: internal state shared between the parts of a module.
 M.PRIVATE = {
-	["skynet.private"] = "the state skynet.lua shares with its lazy parts",
+	["skynet.private"] = "the kernel functions skynet's lazy parts call (no state of its own)",
 }
 
 -- C functions that take a config key as an argument and pass it on.

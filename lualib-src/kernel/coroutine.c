@@ -7,8 +7,9 @@
  * cleared when its job returns or dies, its UV_FIRED pair and UV_TRACE_TAG
  * entry when it stops for good (k->fired_n counts the pairs).
  * S.tag and S.set_tag read and set the running coroutine's UV_TRACE_TAG entry
- * (skynet.trace, skynet.tracetag).
- * Reads: k->host (the resume to use), k->tracing.
+ * (skynet.trace, skynet.tracetag); S.new_tag makes a tag, counting in
+ * k->trace_n. S.parked lists the pool (tests, diagnostics).
+ * Reads: k->host (the resume to use), k->tracing, k->self.
  *
  * A pooled coroutine's body is co_body, a C function: the first resume
  * passes the job (f, args...), it calls f(args...) with lua_callk; when f
@@ -28,6 +29,8 @@
 #include "kernel.h"
 
 #include <lauxlib.h>
+
+#include <stdio.h>
 
 int
 kernel_close_thread(lua_State *co, lua_State *from) {
@@ -200,12 +203,8 @@ kernel_resume(struct kernel *k, lua_State *L, lua_State *co, int narg) {
 }
 
 void
-kernel_co_error(lua_State *L, int K, struct kernel *k, int idx, int err) {
-	lua_State *co = lua_tothread(L, idx);
-	const char *msg = luaL_tolstring(L, err, NULL);
-	luaL_traceback(L, co, msg, 0);
-	lua_remove(L, -2);
-	kernel_push_error(L, K);
+kernel_co_fail_request(lua_State *L, int K, struct kernel *k, int idx) {
+	idx = lua_absindex(L, idx);
 	if (kernel_get(L, K, UV_REQ_SESSION, idx) != LUA_TNIL) {
 		lua_Integer session = lua_tointeger(L, -1);
 		if (kernel_get(L, K, UV_REQ_SOURCE, idx) != LUA_TNIL && session != 0)
@@ -217,6 +216,16 @@ kernel_co_error(lua_State *L, int K, struct kernel *k, int idx, int err) {
 	kernel_set(L, K, UV_REQ_SESSION, idx);
 	lua_pushnil(L);
 	kernel_set(L, K, UV_REQ_SOURCE, idx);
+}
+
+void
+kernel_co_error(lua_State *L, int K, struct kernel *k, int idx, int err) {
+	lua_State *co = lua_tothread(L, idx);
+	const char *msg = luaL_tolstring(L, err, NULL);
+	luaL_traceback(L, co, msg, 0);
+	lua_remove(L, -2);
+	kernel_push_error(L, K);
+	kernel_co_fail_request(L, K, k, idx);
 	kernel_co_finished(L, K, k, idx);
 	kernel_close_thread(co, L);
 }
@@ -242,6 +251,35 @@ kernel_lset_tag(lua_State *L) {
 	lua_pushvalue(L, ARG_TAG);
 	kernel_set(L, SLOT_KERNEL, UV_TRACE_TAG, SLOT_RUNNING);
 	return 0;
+}
+
+void
+kernel_push_new_tag(lua_State *L, struct kernel *k) {
+	char tag[32];
+	snprintf(tag, sizeof(tag), ":%08x-%d", (unsigned)kernel_self(k), ++k->trace_n);
+	lua_pushstring(L, tag);
+}
+
+/* S.new_tag() -> a new trace tag (skynet.trace; dispatch.c makes one for forced tracing). */
+int
+kernel_lnew_tag(lua_State *L) {
+	kernel_push_new_tag(L, kernel_push(L));
+	return 1;
+}
+
+/* S.parked() -> a new array of the coroutines parked in the pool (for tests and diagnostics). */
+int
+kernel_lparked(lua_State *L) {
+	enum { SLOT_KERNEL = 1, SLOT_POOL, SLOT_PARKED };
+	lua_settop(L, 0);
+	kernel_push(L);
+	kernel_tab(L, SLOT_KERNEL, UV_POOL);
+	lua_createtable(L, (int)lua_rawlen(L, SLOT_POOL), 0);
+	lua_Integer n = 0;
+	lua_pushnil(L);
+	while (lua_next(L, SLOT_POOL)) // the pool is weak: a collected one left a hole
+		lua_rawseti(L, SLOT_PARKED, ++n);
+	return 1;
 }
 
 /* Push the arguments of a fork: f itself, or {f, args..., n = count}. */

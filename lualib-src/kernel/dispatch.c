@@ -26,7 +26,7 @@
  * UV_ERRORS, UV_TRACE_SOURCE, UV_UNRESPONSE entries of a dead source,
  * k->unpacking; a fired timeout's UV_TIMERS entry, UV_TIMEOUT_TB entry and
  * UV_FIRED pair.
- * Reads: UV_PROTO, UV_UNKNOWN_REQUEST, UV_UNKNOWN_RESPONSE, UV_S (new_tag).
+ * Reads: UV_PROTO, UV_UNKNOWN_REQUEST, UV_UNKNOWN_RESPONSE.
  */
 
 #include "kernel.h"
@@ -255,7 +255,7 @@ no_dispatch(lua_State *L, struct kernel *k, lua_Integer prototype, lua_Integer s
 
 /* Tracing on: the protocol's trace field gives or drops the source's tag. */
 static void
-trace_request(lua_State *L) {
+trace_request(lua_State *L, struct kernel *k) {
 	int t = lua_getfield(L, SLOT_P, "trace");
 	if (t != LUA_TNIL) {
 		if (t == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
@@ -263,11 +263,8 @@ trace_request(lua_State *L) {
 			kernel_set(L, SLOT_KERNEL, UV_TRACE_SOURCE, ARG_SOURCE);
 		} else {
 			if (kernel_get(L, SLOT_KERNEL, UV_TRACE_SOURCE, ARG_SOURCE) == LUA_TNIL) {
-				kernel_uv(L, SLOT_KERNEL, UV_S);
-				lua_getfield(L, -1, "new_tag");
-				lua_call(L, 0, 1);
+				kernel_push_new_tag(L, k);
 				kernel_set(L, SLOT_KERNEL, UV_TRACE_SOURCE, ARG_SOURCE);
-				lua_pop(L, 1);
 			}
 			lua_pop(L, 1);
 		}
@@ -328,7 +325,7 @@ dispatch_request(lua_State *L, struct kernel *k, lua_Integer prototype, lua_Inte
 		return;
 	}
 	if (k->tracing)
-		trace_request(L);
+		trace_request(L, k);
 	k->unpacking = true;
 	int base = lua_gettop(L);
 	lua_pushvalue(L, SLOT_DISPATCH);

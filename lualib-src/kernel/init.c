@@ -8,8 +8,10 @@
  * data, one full userdata, struct kernel, anchored in the registry under
  * KERNEL_KEY (every function, a light C function, finds it there). Its user
  * values (enum kernel_uv) are the state tables, made on first use, and a
- * few single values; the lazy Lua parts (skynet/ext, skynet/manager.lua)
- * reach them through skynet.private (S, see lazy.c):
+ * few single values. Only the kernel's parts change them; the lazy Lua parts
+ * (skynet/ext, skynet/debug.lua, skynet/manager.lua) and
+ * service/clusteragent.lua ask through the functions of skynet.private (S,
+ * below), which hands out no table of the kernel. The state tables:
  *   waiting       session -> thread | handler table | "BREAK"
  *                   thread: a coroutine blocked in call/sleep/wait, resumed
  *                   with (true, msg, sz, session) on a reply, (false) when
@@ -34,8 +36,8 @@
  * Each state table is made on first use, and so are S's fields and most of
  * the skynet table's: a state pays only for what its service uses.
  *
- * S, the interface of the Lua parts (the files of skynet/ext, skynet/debug.lua,
- * service/clusteragent.lua; docs/internals.md). Its functions:
+ * S, the interface of the Lua parts (docs/internals.md lists it too), holds
+ * only these functions; a table it returns is a new one:
  *   new_call(addr, id, msg, sz) -> session      send a call, register nothing
  *   yield_call(addr, session) -> msg, sz        wait for its reply (raises
  *                                               "call failed")
@@ -46,18 +48,24 @@
  *                 request; take: its reply will not come through ret
  *   owe(resp, source), owes(resp, settle) -> bool   a detached response
  *                 (skynet.response) owes source a reply; settle: paid
+ *   error_dispatch(session, source)             as a PTYPE_ERROR message
+ *   protocol(name_or_id) -> p | nil             a registered protocol
+ *   protocols() -> {id = p}                     all of them, by id
  *   tag(), set_tag(tag)                         the running coroutine's
  *                 trace tag
- *   error_dispatch(session, source)             as a PTYPE_ERROR message
- *   running()                                   the coroutine resumed last
- *   co_finished(co)                             forget co's timeout, trace tag
- *   timer_object(session)                       skynet.timeout's result
+ *   new_tag() -> tag                            a new trace tag, ":<self>-<n>"
  *   set(what, value)                            tracing, trace_timeouts,
- *                 timer_gone, unknown_request, unknown_response
- *   init_thread (a field)                       the start coroutine, or nil
- * The state tables are still reachable through S by their names below
- * (kill.lua, task.lua, trace.lua, message.lua, debug.lua use some): a debt,
- * each of those uses is to become a function here.
+ *                 unknown_request, unknown_response
+ *   timer_object(session)                       skynet.timeout's result
+ *   pending() -> {session = co | handler | f}   what waits (skynet.task)
+ *   pending_count() -> n                        how many of them
+ *   creation(session) -> traceback | nil        where that timeout was made
+ *                                               (trace_timeouts on)
+ *   init_thread() -> co | nil                   the start coroutine
+ *   killthread(co | timeout | pattern) -> it | nil   skynet.killthread
+ *   exit_state()                                skynet.exit's state work
+ *   parked() -> {co...}                         the pooled coroutines (tests,
+ *                                               diagnostics)
  *
  * running. The coroutine the dispatcher resumed last (UV_RUNNING). Sessions
  * are registered for it, not for the running coroutine: a skynet.coroutine
@@ -65,14 +73,14 @@
  * the root.
  *
  * Last will. The kernel userdata's __gc runs when the state closes: unless
- * the service went through skynet.exit (S.exited), it sends an error to the
+ * the service went through skynet.exit (k->exited), it sends an error to the
  * source of every request still unanswered and fails each detached response
- * closure, so no caller waits forever on a killed service.
+ * closure (kill.c), so no caller waits forever on a killed service.
  *
  * Owns: the kernel userdata and its single values set once (UV_S,
  * UV_SKYNET, UV_REQUIRE, UV_FRAMEWORK, UV_GRANTED, the default unknown
- * hooks). Reads, in the last will: UV_REQ_SESSION, UV_REQ_SOURCE,
- * UV_UNRESPONSE, S.exited.
+ * hooks). Reads, in the last will: k->exited (kill.c calls on
+ * UV_REQ_SESSION, UV_REQ_SOURCE, UV_UNRESPONSE).
  * Units: timeouts in centiseconds; sessions are positive C ints.
  * Locking: none; only the worker running the service touches its state.
  * These files are built without ThreadSanitizer: the Makefile says why.
@@ -88,56 +96,16 @@ const char KERNEL_KEY = 0;
 
 /* ---- last will ---- */
 
-/* Send an error to the source of each request still unanswered. */
-static void
-fail_requests(lua_State *L, struct kernel *k) {
-	enum { SLOT_KERNEL = 1, SLOT_SESSIONS, SLOT_SOURCES };
-	/* no table is made here: one never used is empty */
-	if (!kernel_tab_if(L, SLOT_KERNEL, UV_REQ_SESSION))
-		return;
-	if (!kernel_tab_if(L, SLOT_KERNEL, UV_REQ_SOURCE))
-		return;
-	lua_pushnil(L);
-	while (lua_next(L, SLOT_SESSIONS)) {
-		lua_Integer session = lua_tointeger(L, -1);
-		lua_pushvalue(L, -2);
-		if (lua_rawget(L, SLOT_SOURCES) == LUA_TNUMBER && session != 0)
-			kernel_send_error(k, lua_tointeger(L, -1), session);
-		lua_pop(L, 2);
-	}
-}
-
-/* Call each detached response closure with false. */
-static void
-fail_responses(lua_State *L) {
-	enum { SLOT_KERNEL = 1, SLOT_UNRESPONSE, SLOT_KEY };
-	if (!kernel_tab_if(L, SLOT_KERNEL, UV_UNRESPONSE))
-		return;
-	lua_pushnil(L);
-	while (lua_next(L, SLOT_UNRESPONSE)) {
-		lua_pop(L, 1);
-		lua_pushvalue(L, -1);
-		lua_pushboolean(L, 0);
-		lua_pcall(L, 1, 0, 0);
-		lua_settop(L, SLOT_KEY); // the key stays for lua_next (an error object is dropped)
-	}
-}
-
 /* __gc of the kernel: fail the requests a killed service never answered. */
 static int
 last_will(lua_State *L) {
-	struct kernel *k = lua_touserdata(L, 1);
-	if (kernel_uv(L, 1, UV_S) != LUA_TTABLE)
+	enum { SLOT_KERNEL = 1 };
+	lua_settop(L, SLOT_KERNEL);
+	struct kernel *k = lua_touserdata(L, SLOT_KERNEL);
+	if (k->exited)
 		return 0;
-	lua_pushliteral(L, "exited");
-	lua_rawget(L, -2);
-	bool exited = lua_toboolean(L, -1);
-	lua_settop(L, 1);
-	if (exited)
-		return 0;
-	fail_requests(L, k);
-	lua_settop(L, 1);
-	fail_responses(L);
+	kernel_fail_requests(L, SLOT_KERNEL, k);
+	kernel_fail_responses(L, SLOT_KERNEL);
 	return 0;
 }
 

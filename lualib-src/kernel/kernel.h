@@ -11,8 +11,9 @@
  *   coroutine.c  the coroutine pool, resume, a coroutine's end; fork
  *   dispatch.c   dispatch_message: a message to a coroutine
  *   run.c        after a resume: the wakeup, error and fork queues
- *   timer.c      timeout, sleep, wait, wakeup
+ *   timer.c      timeout, sleep, wait, wakeup; the pending sessions (skynet.task)
  *   start.c      start, init_service
+ *   kill.c       killthread, the kernel's part of exit, the failures of the last will
  *   lazy.c       the skynet table and skynet.private, filled on first use
  *   init.c       luaopen_skynet_kernel, the last will
  * docs/internals.md tells the message path and a coroutine's states.
@@ -69,7 +70,7 @@ enum kernel_uv {
 	UV_UNKNOWN_RESPONSE,
 	UV_FRAMEWORK,   // snlua's framework marker, or nil
 	UV_GRANTED,     // snlua's granted, or nil
-	UV_INIT_THREAD, // the start coroutine while it runs (S.init_thread)
+	UV_INIT_THREAD, // the start coroutine while it runs (S.init_thread())
 	UV_COUNT = UV_INIT_THREAD,
 };
 
@@ -80,13 +81,18 @@ struct kernel {
 	lua_State *running;               // the coroutine resumed last (anchored in UV_RUNNING)
 	uint32_t self;                    // 0 until skynet.self asked
 	int last_session;
-	int timer_n, timer_peak; // pending timeouts, most since the last rebuild
-	int fired_n;
+	int timer_n, timer_peak;                // pending timeouts, most since the last rebuild
+	int trace_n;                            // trace tags made (S.new_tag)
 	int wq_h, wq_t, eq_h, eq_t, fq_h, fq_t; // heads and tails of the wakeup, error, fork queues
-	bool wrapped;
-	bool tracing;
-	bool trace_timeouts;
-	bool unpacking; // a request is being unpacked (an error then fails it)
+	/* Bit-fields, one int for these six, so that the record stays 72 bytes (the
+	 * memory of an idle service). fired_n counts fired timeouts blocked, each
+	 * with a coroutine (a KiB at least): 26 bits are far more than a heap holds. */
+	signed int fired_n : 27;
+	bool wrapped : 1;
+	bool tracing : 1;
+	bool trace_timeouts : 1;
+	bool unpacking : 1; // a request is being unpacked (an error then fails it)
+	bool exited : 1;    // skynet.exit ran (S.exit_state): the last will has nothing to do
 };
 
 /* The parts call one another directly: their names stay inside skynet.so
@@ -190,6 +196,8 @@ int kernel_new_session(lua_State *L, int K, struct kernel *k);
 void kernel_track(struct kernel *k, int session);
 /* After a wrap: skip the sessions still in use before the next allocation. */
 void kernel_session_guard(lua_State *L, int K, struct kernel *k);
+/* The service's handle (asked of the core once; 0 when it has none). */
+uint32_t kernel_self(struct kernel *k);
 
 int kernel_lsend(lua_State *L);
 int kernel_lcall(lua_State *L);
@@ -215,6 +223,8 @@ void kernel_register_builtins(lua_State *L, int core);
 
 int kernel_lregister_protocol(lua_State *L);
 int kernel_ldispatch(lua_State *L);
+int kernel_lprotocol(lua_State *L);  // S.protocol
+int kernel_lprotocols(lua_State *L); // S.protocols
 
 /* ---- coroutine.c ---- */
 
@@ -226,13 +236,20 @@ lua_State *kernel_co_get(lua_State *L, int K);
 bool kernel_resume(struct kernel *k, lua_State *L, lua_State *co, int narg);
 /* The coroutine at idx died with the error at err: log, fail its request, close it. */
 void kernel_co_error(lua_State *L, int K, struct kernel *k, int idx, int err);
+/* The coroutine at idx dies: an error to the source of the call it serves, its
+ * request forgotten. */
+void kernel_co_fail_request(lua_State *L, int K, struct kernel *k, int idx);
 /* Bookkeeping when the coroutine at idx stops for good: fired timeout, trace tag. */
 void kernel_co_finished(lua_State *L, int K, struct kernel *k, int idx);
 int kernel_close_thread(lua_State *co, lua_State *from);
+/* Push a new trace tag, ":<self>-<n>". */
+void kernel_push_new_tag(lua_State *L, struct kernel *k);
 
 int kernel_lfork(lua_State *L);
 int kernel_ltag(lua_State *L);     // S.tag
 int kernel_lset_tag(lua_State *L); // S.set_tag
+int kernel_lnew_tag(lua_State *L); // S.new_tag
+int kernel_lparked(lua_State *L);  // S.parked
 
 /* ---- run.c ---- */
 
@@ -265,11 +282,25 @@ int kernel_ltimeout(lua_State *L);
 int kernel_lsleep(lua_State *L);
 int kernel_lwait(lua_State *L);
 int kernel_lwakeup(lua_State *L);
+int kernel_lpending(lua_State *L);       // S.pending
+int kernel_lpending_count(lua_State *L); // S.pending_count
+int kernel_lcreation(lua_State *L);      // S.creation
 
 /* ---- start.c ---- */
 
 int kernel_linit_service(lua_State *L);
 int kernel_lstart(lua_State *L);
+int kernel_linit_thread(lua_State *L); // S.init_thread
+
+/* ---- kill.c ---- */
+
+/* Send an error to the source of each request still being served. */
+void kernel_fail_requests(lua_State *L, int K, struct kernel *k);
+/* Call each detached response closure with false (an error in one is dropped). */
+void kernel_fail_responses(lua_State *L, int K);
+
+int kernel_lkillthread(lua_State *L); // S.killthread
+int kernel_lexit_state(lua_State *L); // S.exit_state
 
 /* ---- lazy.c ---- */
 

@@ -9,14 +9,14 @@
  * init) are never looked up again: a removed one stays removed. PTYPE_*,
  * _proto and private are answered here too.
  *
- * S is the state the kernel shares with its lazy Lua parts: its __index
- * stores each state table (by the names of TABLE_NAMES) and each function
- * of PRIVATE_FUNCS on first use; S.init_thread is read each time.
+ * S holds functions only: its __index stores each function of
+ * PRIVATE_FUNCS on first use. It hands out no table of the kernel; the
+ * functions that return a table make a new one.
  *
  * Owns: the fields of the skynet table and of S it stores; k->tracing,
- * k->trace_timeouts, k->timer_n and the unknown-message hooks through S.set.
+ * k->trace_timeouts and the unknown-message hooks through S.set.
  * Reads: UV_GRANTED, UV_FRAMEWORK (snlua's memory grant and framework
- * marking, for the modules it loads), UV_INIT_THREAD, UV_RUNNING.
+ * marking, for the modules it loads).
  */
 
 #include "kernel.h"
@@ -232,25 +232,9 @@ ltimer_object(lua_State *L) {
 	return 1;
 }
 
-static int
-lrunning(lua_State *L) {
-	kernel_push(L);
-	kernel_push_running(L, lua_gettop(L));
-	return 1;
-}
-
-static int
-lco_finished(lua_State *L) {
-	lua_settop(L, 1);
-	struct kernel *k = kernel_push(L);
-	kernel_co_finished(L, 2, k, 1);
-	return 0;
-}
-
 /*
- * S.set(what, value): "tracing", "trace_timeouts", "timer_gone" (a pending
- * timeout was removed by hand), "unknown_request" and "unknown_response"
- * (returns the hook it replaced).
+ * S.set(what, value): "tracing", "trace_timeouts", "unknown_request" and
+ * "unknown_response" (returns the hook it replaced).
  */
 static int
 lset(lua_State *L) {
@@ -264,8 +248,6 @@ lset(lua_State *L) {
 		k->tracing = lua_toboolean(L, ARG_VALUE);
 	} else if (strcmp(what, "trace_timeouts") == 0) {
 		k->trace_timeouts = lua_toboolean(L, ARG_VALUE);
-	} else if (strcmp(what, "timer_gone") == 0) {
-		k->timer_n--;
 	} else if (strcmp(what, "unknown_request") == 0 || strcmp(what, "unknown_response") == 0) {
 		int slot = strcmp(what, "unknown_request") == 0 ? UV_UNKNOWN_REQUEST : UV_UNKNOWN_RESPONSE;
 		kernel_uv(L, SLOT_KERNEL, slot);
@@ -276,45 +258,33 @@ lset(lua_State *L) {
 	return 0;
 }
 
-/* The functions of S (skynet.private). */
+/* The functions of S (skynet.private), the whole of it; init.c's design
+ * comment and docs/internals.md say what each does. */
 static const luaL_Reg PRIVATE_FUNCS[] = {
-    {"timer_object", ltimer_object},
-    {"yield_call", kernel_lyield_call},
     {"new_call", kernel_lnew_call},
+    {"yield_call", kernel_lyield_call},
     {"call_handler", kernel_lcall_handler},
     {"drop_handler", kernel_ldrop_handler},
     {"request", kernel_lrequest},
     {"owe", kernel_lowe},
     {"owes", kernel_lowes},
+    {"error_dispatch", kernel_lerror_dispatch},
+    {"protocol", kernel_lprotocol},
+    {"protocols", kernel_lprotocols},
     {"tag", kernel_ltag},
     {"set_tag", kernel_lset_tag},
-    {"error_dispatch", kernel_lerror_dispatch},
-    {"co_finished", lco_finished},
-    {"running", lrunning},
+    {"new_tag", kernel_lnew_tag},
     {"set", lset},
+    {"timer_object", ltimer_object},
+    {"pending", kernel_lpending},
+    {"pending_count", kernel_lpending_count},
+    {"creation", kernel_lcreation},
+    {"init_thread", kernel_linit_thread},
+    {"killthread", kernel_lkillthread},
+    {"exit_state", kernel_lexit_state},
+    {"parked", kernel_lparked},
     {NULL, NULL},
 };
-
-/* S field name of each state table, in UV order (NULL: not shared). */
-static const char *const TABLE_NAMES[] = {
-    "waiting",       "timers",      "watching",   "req_session",  "req_source",
-    "sleep_session", "unresponse",  "fired",      "trace_tag",    "trace_source",
-    "timeout_tb",    "pool",        "proto",      "wakeup_queue", NULL /* wq_token */,
-    "woken",         NULL /* eq */, "fork_queue", "fork_args",
-};
-
-/* Push the state table S calls name; false: none. */
-static bool
-push_state_table(lua_State *L, int K, const char *name) {
-	for (int v = UV_WAITING; v <= UV_FQ_ARGS; v++) {
-		const char *n = TABLE_NAMES[v - UV_WAITING];
-		if (n != NULL && strcmp(n, name) == 0) {
-			kernel_tab(L, K, v);
-			return true;
-		}
-	}
-	return false;
-}
 
 static lua_CFunction
 find_private(const char *name) {
@@ -325,25 +295,24 @@ find_private(const char *name) {
 	return NULL;
 }
 
-/* __index(S, k): state tables and functions on first use; S.init_thread. */
+/* __index(S, k): the function named k, stored in S on first use. */
 int
 kernel_lprivate_index(lua_State *L) {
-	enum { ARG_S = 1, ARG_NAME, SLOT_KERNEL };
+	enum { ARG_S = 1, ARG_NAME };
 	lua_settop(L, ARG_NAME);
 	if (lua_type(L, ARG_NAME) != LUA_TSTRING)
 		return 0;
-	const char *name = lua_tostring(L, ARG_NAME);
-	kernel_push(L);
-	if (strcmp(name, "init_thread") == 0) {
-		kernel_uv(L, SLOT_KERNEL, UV_INIT_THREAD); // changes: not stored in S
-		return 1;
-	}
-	if (strcmp(name, "last_will") == 0) {
-		lua_pushvalue(L, SLOT_KERNEL);
-	} else if (!push_state_table(L, SLOT_KERNEL, name)) {
-		lua_CFunction f = find_private(name);
-		if (f == NULL)
-			return 0;
+	lua_CFunction f = find_private(lua_tostring(L, ARG_NAME));
+	if (f == NULL)
+		return 0;
+	if (f == kernel_lprotocol) {
+		/* On the path of skynet.rawcall: a closure over the protocol table
+		 * (made when the kernel opens, never replaced) skips the registry. */
+		kernel_push(L);
+		kernel_tab(L, lua_gettop(L), UV_PROTO);
+		lua_remove(L, -2);
+		lua_pushcclosure(L, f, 1);
+	} else {
 		lua_pushcfunction(L, f);
 	}
 	lua_pushvalue(L, ARG_NAME);

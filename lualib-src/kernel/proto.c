@@ -5,7 +5,8 @@
  * both keys): a protocol is the table given to skynet.register_protocol
  * (name, id, pack, unpack, dispatch, trace); skynet.dispatch sets its
  * dispatch. A name or id is registered once. Sets k->tracing when a
- * protocol asks for forced tracing (its trace field).
+ * protocol asks for forced tracing (its trace field). S.protocol and
+ * S.protocols let the Lua parts read the table.
  * Reads: nothing else. The built-in protocols (lua, response, error, debug)
  * are registered when the module opens; debug loads skynet.debug on its
  * first message.
@@ -52,12 +53,8 @@ kernel_lregister_protocol(lua_State *L) {
 	lua_pushvalue(L, SLOT_ID);
 	lua_pushvalue(L, ARG_P);
 	lua_rawset(L, SLOT_PROTO);
-	if (lua_getfield(L, ARG_P, "trace") != LUA_TNIL) {
+	if (lua_getfield(L, ARG_P, "trace") != LUA_TNIL)
 		k->tracing = true;
-		lua_getglobal(L, "require"); // forced tracing needs S.new_tag
-		lua_pushliteral(L, "skynet.ext.trace");
-		lua_call(L, 1, 0);
-	}
 	return 0;
 }
 
@@ -83,6 +80,37 @@ kernel_ldispatch(lua_State *L) {
 	if (!lua_toboolean(L, SLOT_P))
 		return 1; // p itself (nil or false), as `p and p.dispatch`
 	lua_getfield(L, SLOT_P, "dispatch");
+	return 1;
+}
+
+/* S.protocol(name_or_id) -> the protocol registered under it, or nil. A
+ * closure: its upvalue is the protocol table (lazy.c makes it). */
+int
+kernel_lprotocol(lua_State *L) {
+	enum { ARG_NAME = 1 };
+	lua_settop(L, ARG_NAME);
+	lua_rawget(L, lua_upvalueindex(1));
+	return 1;
+}
+
+/* S.protocols() -> a new table, id -> protocol, of every protocol registered. */
+int
+kernel_lprotocols(lua_State *L) {
+	enum { SLOT_KERNEL = 1, SLOT_PROTO, SLOT_BY_ID, SLOT_KEY, SLOT_VALUE };
+	lua_settop(L, 0);
+	kernel_push(L);
+	kernel_tab(L, SLOT_KERNEL, UV_PROTO);
+	lua_newtable(L);
+	lua_pushnil(L);
+	while (lua_next(L, SLOT_PROTO)) {
+		if (lua_type(L, SLOT_KEY) == LUA_TNUMBER) {
+			lua_pushvalue(L, SLOT_KEY);
+			lua_insert(L, SLOT_VALUE);
+			lua_rawset(L, SLOT_BY_ID); // the key stays for lua_next
+		} else {
+			lua_pop(L, 1);
+		}
+	}
 	return 1;
 }
 

@@ -445,18 +445,23 @@ kernel_lgenid(lua_State *L) {
 	return 1;
 }
 
-int
-kernel_lself(lua_State *L) {
-	struct kernel *k = kernel_push(L);
+uint32_t
+kernel_self(struct kernel *k) {
 	if (k->self == 0) {
 		const char *r = skynet_command(k->ctx, "REG", NULL);
-		if (r == NULL || r[0] != ':') {
-			lua_pushnil(L);
-			return 1;
-		}
-		k->self = (uint32_t)strtoul(r + 1, NULL, 16);
+		if (r != NULL && r[0] == ':')
+			k->self = (uint32_t)strtoul(r + 1, NULL, 16);
 	}
-	lua_pushinteger(L, k->self);
+	return k->self;
+}
+
+int
+kernel_lself(lua_State *L) {
+	uint32_t self = kernel_self(kernel_push(L));
+	if (self == 0)
+		lua_pushnil(L);
+	else
+		lua_pushinteger(L, self);
 	return 1;
 }
 

@@ -8,7 +8,7 @@
  * started before the launcher (the bootstrap, the launcher itself) that
  * fails stops the node with exit status 1.
  *
- * Owns: UV_INIT_THREAD (the start coroutine while it runs: S.init_thread).
+ * Owns: UV_INIT_THREAD (the start coroutine while it runs: S.init_thread()).
  * Reads: UV_REQUIRE, UV_SKYNET (exit), UV_RUNNING.
  */
 
@@ -108,6 +108,14 @@ kernel_linit_service(lua_State *L) {
 	lua_pushvalue(L, INIT_START);
 	int status = lua_pcallk(L, 1, 0, INIT_HANDLER, 0, init_done);
 	return init_done(L, status, 0);
+}
+
+/* S.init_thread() -> the start coroutine while skynet.start's function runs, or nil. */
+int
+kernel_linit_thread(lua_State *L) {
+	kernel_push(L);
+	kernel_uv(L, lua_gettop(L), UV_INIT_THREAD);
+	return 1;
 }
 
 /* The job of the start timer: init_service(upvalue 1). */

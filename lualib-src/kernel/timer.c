@@ -10,7 +10,8 @@
  * and the tail of the wakeup queue (UV_WQ, UV_WQ_TOKEN, UV_WOKEN, k->wq_t;
  * dispatch.c runs it). A sleep or wait registers the running coroutine in
  * UV_WAITING under its session and yields "SUSPEND".
- * Reads: UV_RUNNING, UV_S (its "timers" field, replaced on a rebuild).
+ * S.pending, S.pending_count and S.creation tell skynet.task what waits.
+ * Reads: UV_RUNNING, UV_WAITING (S.pending).
  *
  * Units: centiseconds.
  */
@@ -112,13 +113,6 @@ kernel_timers_shrink(lua_State *L, int K, struct kernel *k) {
 	if (k->timer_peak < KERNEL_TIMER_REBUILD || k->timer_n * 4 >= k->timer_peak)
 		return;
 	copy_timers(L, K, k);
-	int t = lua_gettop(L);
-	kernel_uv(L, K, UV_S);
-	if (lua_getfield(L, -1, "timers") != LUA_TNIL) { // S holds it: give S the new one
-		lua_pushvalue(L, t);
-		lua_setfield(L, -3, "timers");
-	}
-	lua_pop(L, 2);
 	lua_setiuservalue(L, K, UV_TIMERS);
 	k->timer_peak = k->timer_n;
 }
@@ -246,4 +240,69 @@ kernel_lwakeup(lua_State *L) {
 		return 1;
 	}
 	return 0;
+}
+
+/* ---- what is pending (skynet.task) ---- */
+
+/* Copy the entries of state table v into the table at to (all, or all but
+ * "BREAK"); returns how many (into no table when to is 0: only counted). */
+static lua_Integer
+copy_pending(lua_State *L, int K, int v, int to) {
+	if (!kernel_tab_if(L, K, v))
+		return 0;
+	int t = lua_gettop(L);
+	lua_Integer n = 0;
+	lua_pushnil(L);
+	while (lua_next(L, t)) {
+		if (v == UV_WAITING && kernel_is_string(L, -1, "BREAK")) {
+			lua_pop(L, 1); // a late message to drop: nothing waits
+			continue;
+		}
+		n++;
+		if (to == 0) {
+			lua_pop(L, 1);
+			continue;
+		}
+		lua_pushvalue(L, -2);
+		lua_insert(L, -2);
+		lua_rawset(L, to); // the key stays for lua_next
+	}
+	lua_pop(L, 1);
+	return n;
+}
+
+/* S.pending() -> a new table: session -> the coroutine blocked on it, a reply
+ * handler table, or the function of a pending timeout. */
+int
+kernel_lpending(lua_State *L) {
+	enum { SLOT_KERNEL = 1, SLOT_PENDING };
+	lua_settop(L, 0);
+	struct kernel *k = kernel_push(L);
+	lua_createtable(L, 0, k->timer_n > 0 ? k->timer_n : 0);
+	copy_pending(L, SLOT_KERNEL, UV_WAITING, SLOT_PENDING);
+	copy_pending(L, SLOT_KERNEL, UV_TIMERS, SLOT_PENDING);
+	return 1;
+}
+
+/* S.pending_count() -> how many sessions S.pending would list. */
+int
+kernel_lpending_count(lua_State *L) {
+	enum { SLOT_KERNEL = 1 };
+	lua_settop(L, 0);
+	kernel_push(L);
+	lua_Integer n = copy_pending(L, SLOT_KERNEL, UV_WAITING, 0);
+	n += copy_pending(L, SLOT_KERNEL, UV_TIMERS, 0);
+	lua_pushinteger(L, n);
+	return 1;
+}
+
+/* S.creation(session) -> the traceback of where the timeout of session was
+ * made (skynet.trace_timeout on), or nil. */
+int
+kernel_lcreation(lua_State *L) {
+	enum { ARG_SESSION = 1, SLOT_KERNEL };
+	lua_settop(L, ARG_SESSION);
+	kernel_push(L);
+	kernel_get(L, SLOT_KERNEL, UV_TIMEOUT_TB, ARG_SESSION);
+	return 1;
 }

@@ -53,7 +53,9 @@ function dbgcmd.KILLTASK(name)
 end
 
 function dbgcmd.INFO(...)
-	local f = S.info_func
+	-- skynet.info_func keeps f in skynet.ext.service; never loaded: none set
+	local service = package.loaded["skynet.ext.service"]
+	local f = service and service.info_func()
 	if f then
 		retpack(f(...))
 	else
@@ -88,8 +90,8 @@ local function collect_upvalues()
 			i = i + 1
 		end
 	end
-	for k, p in pairs(S.proto) do
-		if type(k) == "number" and type(p.dispatch) == "function" then
+	for _, p in pairs(S.protocols()) do
+		if type(p.dispatch) == "function" then
 			walk(p.dispatch, 0)
 		end
 	end

@@ -30,6 +30,12 @@ function CMD.tracetag()
 	return skynet.tracetag()
 end
 
+-- Forced tracing: each request of the lua protocol gets a tag (flag true).
+function CMD.traceproto(flag)
+	skynet.traceproto("lua", flag)
+	return true
+end
+
 function CMD.exit()
 	skynet.exit()
 end

@@ -13,7 +13,7 @@ local skynet = require "skynet"
 local core = require "skynet.core"
 
 local hpc = skynet.hpc
-local parked = require("skynet.private").pool
+local S = require "skynet.private"
 
 local spins = 0
 
@@ -100,7 +100,7 @@ end
 
 function CMD.probe()
 	local usable = true
-	for _, co in pairs(parked) do
+	for _, co in ipairs(S.parked()) do
 		if coroutine.status(co) ~= "suspended" then
 			usable = false
 		end

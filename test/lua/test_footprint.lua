@@ -64,13 +64,14 @@ end)
 
 t.case("the message path is C and a service holds only the framework names it uses", function()
 	local svc = skynet.newservice("svc_kernel")
-	local unused_name, unused_table, is_function, kept, send_in_c, kib =
+	local unused_name, unused_private, is_function, kept, send_in_c, kib, only_functions =
 		skynet.call(svc, "lua", "probe")
 	t.eq(unused_name, true, "skynet.wakeup is not in the table before its first use")
-	t.eq(unused_table, true, "S.fired is not made before its first use")
+	t.eq(unused_private, true, "S.killthread is not stored before its first use")
 	t.eq(is_function, true, "skynet.wakeup on first use")
 	t.eq(kept, true, "and stored in the table")
 	t.eq(send_in_c, true, "skynet.send is a C function (skynet.kernel)")
+	t.eq(only_functions, true, "skynet.private hands out functions, no table of the kernel")
 	-- the framework's Lua code was most of an idle service (over 70 KiB of heap)
 	t.ok(kib < 45, "heap of an idle service: " .. kib .. " KiB")
 	skynet.kill(svc)

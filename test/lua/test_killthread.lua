@@ -62,6 +62,69 @@ t.case("killthread by a tostring pattern", function()
 	t.eq(ran, false, "killed fork ran")
 end)
 
+t.case("killthread by the tostring of a timeout object", function()
+	local fired = false
+	local obj = skynet.timeout(10, function()
+		fired = true
+	end)
+	t.eq(skynet.killthread(tostring(obj)), obj, "the timeout object")
+	skynet.sleep(20)
+	t.eq(fired, false, "killed timeout ran")
+end)
+
+t.case("a timeout that fired and blocked: its object kills the coroutine", function()
+	local before = unknown_responses()
+	local woke = false
+	local obj = skynet.timeout(0, function()
+		skynet.sleep(20)
+		woke = true
+	end)
+	skynet.sleep(2)
+	local co = skynet.killthread(obj)
+	t.eq(type(co), "thread", "the coroutine it runs in")
+	skynet.sleep(30)
+	t.eq(woke, false, "the sleep returned")
+	t.eq(unknown_responses(), before, "no stray response")
+	t.eq(skynet.killthread(obj), nil, "second kill finds nothing")
+end)
+
+t.case("killing a waiting coroutine frees its token", function()
+	local token = {}
+	local returned = false
+	local co = skynet.fork(function()
+		skynet.wait(token)
+		returned = true
+	end)
+	skynet.yield()
+	t.eq(skynet.killthread(co), co, "killed")
+	t.eq(skynet.wakeup(token), nil, "nothing waits on the token")
+	local again = false
+	skynet.fork(function()
+		skynet.wait(token)
+		again = true
+	end)
+	skynet.yield()
+	t.eq(skynet.wakeup(token), true, "a new wait on the same token")
+	skynet.yield()
+	t.eq(again, true, "the new wait returned")
+	t.eq(returned, false, "the killed wait returned")
+end)
+
+t.case("killing a coroutine woken but not resumed yet", function()
+	local token = {}
+	local returned = false
+	local co = skynet.fork(function()
+		skynet.wait(token)
+		returned = true
+	end)
+	skynet.yield()
+	t.eq(skynet.wakeup(token), true, "woken")
+	t.eq(skynet.killthread(co), co, "killed")
+	t.eq(skynet.wakeup(token), nil, "a second wakeup finds nothing")
+	skynet.yield()
+	t.eq(returned, false, "the killed wait returned")
+end)
+
 t.case("killthread of an unknown coroutine returns nil", function()
 	t.eq(skynet.killthread(coroutine.create(function() end)), nil, "plain coroutine")
 	t.eq(skynet.killthread("no such coroutine pattern"), nil, "pattern")

@@ -120,6 +120,26 @@ cases[#cases + 1] = { "trace tags travel with calls", function()
 	t.eq(skynet.call(peer, "lua", "tracetag"), tag, "tag seen by the callee")
 end }
 
+cases[#cases + 1] = { "traceproto: the callee tags each request of a protocol itself", function()
+	local peer = skynet.newservice("smoke_peer")
+	local tags = {}
+	local done = {}
+	skynet.fork(function() -- a coroutine with no trace tag of its own
+		skynet.call(peer, "lua", "traceproto", true)
+		tags[1] = skynet.call(peer, "lua", "tracetag")
+		tags[2] = skynet.call(peer, "lua", "tracetag")
+		skynet.call(peer, "lua", "traceproto", nil)
+		tags[3] = skynet.call(peer, "lua", "tracetag")
+		skynet.wakeup(done)
+	end)
+	skynet.wait(done)
+	local pattern = "^" .. skynet.address(peer) .. "%-(%d+)$"
+	local n = tonumber(tostring(tags[1]):match(pattern))
+	t.ok(n ~= nil, "a tag of the callee: " .. tostring(tags[1]))
+	t.eq(tags[2], skynet.address(peer) .. "-" .. (n + 1), "the next one")
+	t.eq(tags[3], nil, "no tag once the protocol is not traced")
+end }
+
 cases[#cases + 1] = { "term and debug TERM fail calls to a never registered name", function()
 	local r1, r2
 	skynet.fork(function()

@@ -102,6 +102,15 @@ cases[#cases + 1] = { "task lists sleepers and timeouts", function()
 		t.ok(type(v) == "string", "traceback")
 	end
 	t.eq(n, 2, "entries")
+	local created
+	local key = tostring(obj) .. " session: "
+	for k, v in pairs(list) do
+		if k:sub(1, #key) == key then
+			created = v
+		end
+	end
+	t.ok(created and created:find("test_smoke_timer", 1, true), "where the timeout was made")
+	t.eq(skynet.task "init", nil, "no start function runs")
 	local session = skynet.task(co)
 	t.ok(math.type(session) == "integer", "session of co")
 	t.ok(skynet.task(session):find("sleep", 1, true), "traceback of the sleeper")

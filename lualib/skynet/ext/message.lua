@@ -2,7 +2,8 @@
 -- on first use by skynet.lua: response, ignoreret, context, redirect,
 -- rawsend, rawcall, yield and the hooks for unknown messages. They ask the
 -- kernel (skynet.private, S): S.request gives the request the running
--- coroutine serves, S.owe and S.owes keep the replies detached responses owe.
+-- coroutine serves, S.owe and S.owes keep the replies detached responses owe,
+-- S.protocol finds a protocol.
 local skynet = require "skynet"
 local c = require "skynet.core"
 local S = require "skynet.private"
@@ -11,16 +12,13 @@ local PTYPE_RESPONSE <const> = 1
 local PTYPE_ERROR <const> = 7
 
 local c_send = c.send
-local proto = S.proto
+local protocol = S.protocol
 local request = S.request
 local owe, owes = S.owe, S.owes
 
-local function get_proto(typename)
-	local p = proto[typename]
-	if p == nil then
-		error(string.format("skynet: unknown protocol (%s)", tostring(typename)), 3)
-	end
-	return p
+-- protocol(typename) found none: raise at the caller of the skynet function.
+local function unknown_protocol(typename)
+	error(string.format("skynet: unknown protocol (%s)", tostring(typename)), 3)
 end
 
 function skynet.dispatch_unknown_request(f)
@@ -38,12 +36,12 @@ function skynet.rawsend(addr, typename, msg, sz)
 		end
 		error("Invalid service address 0", 2)
 	end
-	local p = proto[typename] or get_proto(typename)
+	local p = protocol(typename) or unknown_protocol(typename)
 	return c_send(addr, p.id, 0, msg, sz)
 end
 
 function skynet.rawcall(addr, typename, msg, sz)
-	local p = proto[typename] or get_proto(typename)
+	local p = protocol(typename) or unknown_protocol(typename)
 	return S.yield_call(addr, S.new_call(addr, p.id, msg, sz))
 end
 
@@ -93,7 +91,7 @@ function skynet.context()
 end
 
 function skynet.redirect(dest, source, typename, ...)
-	local p = proto[typename] or get_proto(typename)
+	local p = protocol(typename) or unknown_protocol(typename)
 	return c.redirect(dest, source, p.id, ...)
 end
 

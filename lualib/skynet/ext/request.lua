@@ -45,7 +45,7 @@ local function on_reply(handler, session, ok, msg, sz)
 	st.pending = st.pending - 1
 	local resp = false
 	if ok then
-		local good, r = pcall(unpack_reply, S.proto[req[2]], msg, sz)
+		local good, r = pcall(unpack_reply, S.protocol(req[2]), msg, sz)
 		if good then
 			resp = r
 		end
@@ -57,7 +57,7 @@ local function on_reply(handler, session, ok, msg, sz)
 end
 
 local function send_one(req, handler)
-	local p = S.proto[req[2]]
+	local p = S.protocol(req[2])
 	if p == nil then
 		error("unknown protocol")
 	end

@@ -1,8 +1,8 @@
 -- Service helpers of the skynet table, loaded on first use:
--- names, env, clock, STAT wrappers, memlimit and the launch functions.
+-- names, env, clock, STAT wrappers, memlimit, the launch functions and
+-- info_func (its function stays here; skynet.debug asks the module for it).
 local skynet = require "skynet"
 local c = require "skynet.core"
-local S = require "skynet.private"
 
 function skynet.localname(name)
 	return c.addresscommand("QUERY", name)
@@ -78,8 +78,17 @@ function skynet.queryservice(global, ...)
 	return assert(skynet.call(".service", "lua", "QUERY", global, ...))
 end
 
+local info_func -- what the debug protocol's INFO calls (skynet.debug asks M.info_func)
+
 function skynet.info_func(f)
-	S.info_func = f
+	info_func = f
 end
 
-return true
+-- The module's value, for skynet.debug: the function skynet.info_func set, or nil.
+local M = {}
+
+function M.info_func()
+	return info_func
+end
+
+return M

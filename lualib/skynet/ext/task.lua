@@ -1,4 +1,5 @@
--- skynet.task / skynet.uniqtask, loaded on first use.
+-- skynet.task / skynet.uniqtask, loaded on first use. What waits comes
+-- from the kernel: S.pending (a new table each time), S.creation, S.init_thread.
 local skynet = require "skynet"
 local S = require "skynet.private"
 
@@ -8,7 +9,7 @@ local function describe(session, v)
 	if type(v) == "thread" then
 		return traceback(v)
 	end
-	local tb = S.timeout_tb[session]
+	local tb = S.creation(session)
 	if tb then
 		return tb
 	end
@@ -26,46 +27,29 @@ local function key_of(session, v)
 	return tostring(v)
 end
 
--- Calls f(session, v) for every pending session (timeouts included).
-local function each_pending(f)
-	for s, v in pairs(S.waiting) do
-		if v ~= "BREAK" then
-			f(s, v)
-		end
-	end
-	for s, v in pairs(S.timers) do
-		f(s, v)
-	end
-end
-
 function skynet.task(ret)
-	local waiting = S.waiting
 	if ret == nil then
-		local n = 0
-		each_pending(function()
-			n = n + 1
-		end)
-		return n
+		return S.pending_count()
 	end
 	local t = type(ret)
 	if t == "table" then
-		each_pending(function(s, v)
+		for s, v in pairs(S.pending()) do
 			ret[key_of(s, v) .. " session: " .. s] = describe(s, v)
-		end)
+		end
 		return ret
 	elseif t == "number" then
-		local v = waiting[ret] or S.timers[ret]
-		if v ~= nil and v ~= "BREAK" then
+		local v = S.pending()[ret]
+		if v ~= nil then
 			return describe(ret, v)
 		end
 	elseif t == "thread" then
-		for s, v in pairs(waiting) do
+		for s, v in pairs(S.pending()) do
 			if v == ret then
 				return s
 			end
 		end
 	elseif ret == "init" then
-		local co = S.init_thread
+		local co = S.init_thread()
 		if co then
 			return traceback(co)
 		end
@@ -74,7 +58,7 @@ end
 
 function skynet.uniqtask()
 	local groups = {}
-	each_pending(function(s, v)
+	for s, v in pairs(S.pending()) do
 		local tb = describe(s, v)
 		local list = groups[tb]
 		if list == nil then
@@ -82,7 +66,7 @@ function skynet.uniqtask()
 			groups[tb] = list
 		end
 		list[#list + 1] = s
-	end)
+	end
 	local r = {}
 	for tb, list in pairs(groups) do
 		table.sort(list)

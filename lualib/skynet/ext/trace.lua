@@ -2,20 +2,13 @@
 --
 -- A traced coroutine carries a tag. Before each call it sends the tag to the
 -- callee as a PTYPE_TRACE message; the callee attaches it to the next request
--- from that source (skynet.lua does that part). core.trace writes the lines.
+-- from that source (the kernel does that part, and makes the tags: S.new_tag).
+-- core.trace writes the lines.
 local skynet = require "skynet"
 local c = require "skynet.core"
 local S = require "skynet.private"
 
 local PTYPE_TRACE <const> = 12
-
-local tag_count = 0
-
--- A new trace tag, ":<self>-<n>"; the core uses it for forced tracing.
-function S.new_tag()
-	tag_count = tag_count + 1
-	return string.format(":%08x-%d", skynet.self(), tag_count)
-end
 
 function skynet.trace(info)
 	S.set("tracing", true)
@@ -38,7 +31,7 @@ end
 skynet.tracelog = c.trace
 
 function skynet.traceproto(name, flag)
-	local p = S.proto[name]
+	local p = S.protocol(name)
 	if p == nil then
 		error(string.format("skynet.traceproto: unknown protocol (%s)", tostring(name)), 2)
 	end
@@ -47,7 +40,7 @@ function skynet.traceproto(name, flag)
 end
 
 function skynet.tracecall(tag, addr, typename, msg, sz)
-	local p = S.proto[typename]
+	local p = S.protocol(typename)
 	if p == nil then
 		error(string.format("skynet.tracecall: unknown protocol (%s)", tostring(typename)), 2)
 	end
