@@ -312,17 +312,17 @@ local function call_target(rec, info)
 		return false, "payload cannot be unpacked: " .. tostring(payload)
 	end
 	local node, name = rec.target:match "^([^.]+)%.(.+)$"
-	local done, r
+	local done
 	if node then
 		cluster = cluster or require "skynet.cluster"
-		ok, done, r = pcall(cluster.timeout_call, conf.timeout_cs, node, name, "reminder", rec.key, payload, info)
+		ok, done = pcall(cluster.timeout_call, conf.timeout_cs, node, name, "reminder", rec.key, payload, info)
 	else
 		local addr
 		ok, addr = pcall(resolve, rec.target)
 		if not ok or addr == nil then
 			return false, "no service named " .. rec.target
 		end
-		ok, done, r = pcall(timer.timeout_call, conf.timeout_cs, addr, "lua", "reminder", rec.key, payload, info)
+		ok, done = pcall(timer.timeout_call, conf.timeout_cs, addr, "lua", "reminder", rec.key, payload, info)
 	end
 	if not ok then
 		return false, tostring(done)

@@ -142,7 +142,7 @@ t.case("every: runs on its grid, numbered", function()
 	reminder.cancel "tick"
 end)
 
-t.case("cron: instants of the spec in its zone", function()
+t.case("cron: instants of the cron schedule in its zone", function()
 	fresh "cron.db"
 	reminder.set("minutely", nil, ".rt", "m", { cron = "* * * * *", tz = "UTC" })
 	local first = reminder.get("minutely").due
@@ -299,7 +299,7 @@ t.case("an unusable store file is a clear error at start", function()
 	local f = assert(io.open(bad, "wb"))
 	f:write(string.rep("not a database at all ", 300))
 	f:close()
-	local ok, err = pcall(skynet.newservice, "reminderd", "sqlite:" .. bad, ".reminder_bad")
+	local ok = pcall(skynet.newservice, "reminderd", "sqlite:" .. bad, ".reminder_bad")
 	t.ok(not ok, "refused")
 	f = assert(io.open(bad, "rb"))
 	t.ok(f:read "a":find("not a database at all", 1, true), "the file was left alone")

@@ -48,6 +48,7 @@ t.case("check_opts", function()
 	t.eq(misfire, "once", "default misfire")
 	t.eq(every or spec or zone, nil, "no schedule")
 	every, spec, zone, misfire = plan.check_opts { cron = "*/5 * * * *", tz = "UTC", misfire = "all" }
+	t.eq(every, nil, "no every with cron")
 	t.eq(spec, "*/5 * * * *", "cron")
 	t.eq(zone, "UTC", "tz")
 	t.eq(misfire, "all", "misfire")

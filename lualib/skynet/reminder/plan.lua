@@ -70,7 +70,7 @@ local function parsed(rec)
 	return p
 end
 
--- The first cron instant of rec >= t, or nil when the spec never fires again.
+-- The first cron instant of rec >= t, or nil when the cron schedule never fires again.
 function M.cron_first(rec, t)
 	local p = parsed(rec)
 	return cron.next(p.spec, p.zone, math.ceil(t) - 1)

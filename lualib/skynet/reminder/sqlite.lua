@@ -28,7 +28,8 @@ local SCHEMA <const> = {
 	"CREATE INDEX IF NOT EXISTS reminders_at ON reminders (state, at, key)",
 }
 
-local COLUMNS <const> = "key, due, at, target, payload, every, cron, tz, misfire, attempt, run, missed, gen, state, error"
+local COLUMNS <const> = "key, due, at, target, payload, every, cron, tz, misfire, attempt, run, missed, gen,"
+	.. " state, error"
 
 local STATE_OUT <const> = { p = "pending", d = "dead" }
 local STATE_IN <const> = { pending = "p", dead = "d" }
@@ -117,7 +118,7 @@ function store:next_at(t)
 	return rows[1] and rows[1].at
 end
 
-function store:begin()
+function store.begin()
 	return true
 end
 
