@@ -13,9 +13,10 @@
 --   near[key] = rec   every pending record with at < horizon (the window:
 --                     horizon is about now + reminder_window), delivering
 --                     ones included (rec.inflight).
---   buckets[tick]     the near records waiting, by wall-clock centisecond
---                     (ceil(at * 100)); one skynet.timeout per bucket, so a
---                     near record fires with the timer wheel's precision.
+--   buckets[tick]     the near records waiting, by the timer tick at which
+--                     their at has come (tick_of); one skynet.timeout per
+--                     bucket, so a near record fires with the timer wheel's
+--                     precision.
 -- Far records cost the node nothing: the loader brings them in as the
 -- window reaches them (SQLite: it sleeps until the earliest stored `at`
 -- comes within half a window; Redis: it polls every second, because other
@@ -207,8 +208,22 @@ local function fire_bucket(tick, ep)
 	deliver_ready()
 end
 
+-- The timer tick at whose start a wall-clock instant has come, and the
+-- current tick. In real time the ticks begin at exact multiples of 10 ms
+-- of the monotonic clock (skynet.hpc), whose phase differs from the wall
+-- clock's centiseconds: the instant is mapped onto it, so that a run fires
+-- at most one tick after its time (not two). In virtual time the wall
+-- clock moves with the ticks.
+local function tick_of(at)
+	if conf.virtual then
+		return math_ceil(at * 100 - CLOCK_EPS * 100), math_floor(wall() * 100)
+	end
+	local mono_ns = skynet.hpc()
+	return math_ceil((mono_ns + (at - wall() - CLOCK_EPS) * 1e9) / 1e7), mono_ns // 10000000
+end
+
 function arm(rec)
-	local tick = math_ceil(rec.at * 100 - CLOCK_EPS * 100)
+	local tick, current = tick_of(rec.at)
 	rec.tick = tick
 	local b = buckets[tick]
 	if b then
@@ -216,7 +231,7 @@ function arm(rec)
 		return
 	end
 	buckets[tick] = { rec }
-	local delay = tick - math_floor(wall() * 100)
+	local delay = tick - current
 	local ep = epoch
 	skynet.timeout(delay > 0 and delay or 0, function()
 		fire_bucket(tick, ep)

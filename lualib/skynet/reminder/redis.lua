@@ -11,7 +11,11 @@
 --   NS:dead    zset KEY -> time of death: dead letters
 --   NS:keys    zset of every KEY, score 0 (listing by prefix)
 -- A pending record is in exactly one of NS:at and NS:claim. Each change is
--- one Lua script (EVAL), so it is atomic on the server.
+-- one Lua script, so it is atomic on the server; scripts are sent once
+-- (SCRIPT LOAD) and then run by their SHA1 (EVALSHA), again after a server
+-- restart forgot them. Numbers are written with all their digits (%.17g).
+-- An acknowledgement or a retry is written only over the same gen and run
+-- (a node whose lease lapsed cannot move back a run another node moved on).
 --
 -- Exactly one firing node: a node delivers a run only after begin() found
 -- the record still of the same gen, owned by it, and extended its claim
@@ -22,6 +26,7 @@
 -- POLL_S). A run whose delivery outlasts its lease may be delivered twice:
 -- at least once.
 local redis = require "skynet.db.redis"
+local socketchannel = require "skynet.socketchannel"
 local skynet = require "skynet"
 local core = require "skynet.core"
 
@@ -31,49 +36,56 @@ store.__index = store
 
 local NS <const> = "skynet:reminder"
 local POLL_S <const> = 1
+local TIMEOUT_CS <const> = 500 -- a request with no answer by then fails
 local FIELDS <const> = { "key", "due", "at", "target", "payload", "every", "cron", "tz", "misfire", "attempt",
 	"run", "missed", "gen", "state", "error" }
 local NUMBERS <const> = { due = true, at = true, every = true, attempt = true, run = true, missed = true }
 local INTEGERS <const> = { attempt = true, run = true, missed = true }
 
--- ARGV: key, gen ("" : any), state, at, claim end ("" : none), owner, then
--- field/value pairs to write (none: delete the record). Returns 1, or 0
--- when the stored gen differs.
+-- ARGV: key, gen ("" : any), run ("" : any), state, at, claim end ("" :
+-- none), owner, then field/value pairs to write (none: delete the record).
+-- Returns 1, or 0 when the stored gen or run differs (the record was set
+-- again, or another node moved it on after this node's lease lapsed).
 local WRITE <const> = [[
-local ns, key, gen = KEYS[1], ARGV[1], ARGV[2]
+local ns, key, gen, run = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
 local h = ns .. ':r:' .. key
-if gen ~= '' and redis.call('HGET', h, 'gen') ~= gen then return 0 end
+if gen ~= '' then
+  local v = redis.call('HMGET', h, 'gen', 'run')
+  if v[1] ~= gen or (run ~= '' and v[2] ~= run) then return 0 end
+end
 redis.call('ZREM', ns .. ':at', key)
 redis.call('ZREM', ns .. ':claim', key)
 redis.call('ZREM', ns .. ':dead', key)
-if #ARGV <= 6 then
+if #ARGV <= 7 then
   redis.call('DEL', h)
   redis.call('ZREM', ns .. ':keys', key)
   return 1
 end
 if gen == '' then redis.call('DEL', h) end
-redis.call('HSET', h, unpack(ARGV, 7))
+redis.call('HSET', h, unpack(ARGV, 8))
 redis.call('ZADD', ns .. ':keys', 0, key)
-if ARGV[3] == 'dead' then
-  redis.call('ZADD', ns .. ':dead', ARGV[4], key)
+if ARGV[4] == 'dead' then
+  redis.call('ZADD', ns .. ':dead', ARGV[5], key)
   redis.call('HDEL', h, 'owner')
-elseif ARGV[5] ~= '' then
-  redis.call('ZADD', ns .. ':claim', ARGV[5], key)
-  redis.call('HSET', h, 'owner', ARGV[6])
+elseif ARGV[6] ~= '' then
+  redis.call('ZADD', ns .. ':claim', ARGV[6], key)
+  redis.call('HSET', h, 'owner', ARGV[7])
 else
-  redis.call('ZADD', ns .. ':at', ARGV[4], key)
+  redis.call('ZADD', ns .. ':at', ARGV[5], key)
   redis.call('HDEL', h, 'owner')
 end
 return 1
 ]]
 
--- ARGV: now, hi, limit, lease, owner. Returns the hashes claimed.
+-- ARGV: now, hi, limit, lease, owner. First returns the expired claims to
+-- NS:at, then claims the free records with at < hi; returns their hashes.
 local LOAD <const> = [[
 local ns, now, hi, limit, lease, owner = KEYS[1], tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local expired = redis.call('ZRANGEBYSCORE', ns .. ':claim', '-inf', '(' .. ARGV[1], 'LIMIT', 0, limit)
 for _, k in ipairs(expired) do
   redis.call('ZREM', ns .. ':claim', k)
-  redis.call('ZADD', ns .. ':at', redis.call('HGET', ns .. ':r:' .. k, 'at'), k)
+  local at = redis.call('HGET', ns .. ':r:' .. k, 'at')
+  if at then redis.call('ZADD', ns .. ':at', at, k) end
 end
 local out = {}
 local ks = redis.call('ZRANGEBYSCORE', ns .. ':at', '-inf', '(' .. hi, 'WITHSCORES', 'LIMIT', 0, limit)
@@ -99,6 +111,24 @@ redis.call('ZADD', ns .. ':claim', ARGV[4], key)
 return 1
 ]]
 
+-- ARGV: none. The counts and the earliest pending at (the free record
+-- first by at, and the claimed record first by lease end: an estimate,
+-- as claims are ordered by lease end).
+local STATS <const> = [[
+local ns = KEYS[1]
+local first = redis.call('ZRANGE', ns .. ':at', 0, 0, 'WITHSCORES')
+local next_at = first[2]
+local held = redis.call('ZRANGE', ns .. ':claim', 0, 0)
+if held[1] then
+  local at = redis.call('HGET', ns .. ':r:' .. held[1], 'at')
+  if at and (next_at == nil or tonumber(at) < tonumber(next_at)) then next_at = at end
+end
+return { redis.call('ZCARD', ns .. ':at') + redis.call('ZCARD', ns .. ':claim'),
+  redis.call('ZCARD', ns .. ':dead'), next_at or '' }
+]]
+
+local SCRIPTS <const> = { write = WRITE, load = LOAD, begin = BEGIN, stats = STATS }
+
 local function parse(spec)
 	local auth, host, port, db = spec:match "^redis://:?([^@/]*)@([^:/]+):?(%d*)/?(%d*)$"
 	if not host then
@@ -109,19 +139,78 @@ local function parse(spec)
 	end
 	return {
 		host = host, port = tonumber(port) or 6379, db = tonumber(db) or 0,
-		auth = auth ~= "" and auth or nil, timeout = 500,
+		auth = auth ~= "" and auth or nil, timeout = TIMEOUT_CS,
 	}
 end
 
--- "redis://..." -> store; raises when the server cannot be reached.
+-- A number as Redis should store it: floats with every digit (tostring
+-- keeps 14, which moves an epoch time by up to 50 us: a run could fire
+-- early on the node that loads it).
+local function num(v)
+	if math.type(v) == "float" then
+		return string.format("%.17g", v)
+	end
+	return v
+end
+
+-- Raises err as "redis HOST:PORT: what" (a socket error says why in words).
+local function failed(self, err)
+	if err == socketchannel.error then
+		err = string.format("no answer (connection refused, closed, or no reply within %g s)", TIMEOUT_CS / 100)
+	end
+	error(string.format("redis %s:%d: %s", self.host, self.port, tostring(err)), 0)
+end
+
+-- Runs the script named name by its SHA1, loading it first when the server
+-- does not know it (at the first use, and after a restart).
+local function script(self, name, ...)
+	local db = self.db
+	local sha = self.sha[name]
+	local ok, r
+	if sha then
+		ok, r = pcall(db.evalsha, db, sha, 1, NS, ...)
+		if ok then
+			return r
+		elseif type(r) ~= "string" or not r:find("NOSCRIPT", 1, true) then
+			failed(self, r)
+		end
+	end
+	ok, r = pcall(db.script, db, "LOAD", SCRIPTS[name])
+	if not ok then
+		failed(self, r)
+	end
+	self.sha[name] = r
+	ok, r = pcall(db.evalsha, db, r, 1, NS, ...)
+	if not ok then
+		failed(self, r)
+	end
+	return r
+end
+
+-- Runs db[cmd](db, ...), raising its failure as failed() does.
+local function call(self, cmd, ...)
+	local db = self.db
+	local ok, r = pcall(db[cmd], db, ...)
+	if not ok then
+		failed(self, r)
+	end
+	return r
+end
+
+-- "redis://..." -> store; raises when the server cannot be reached. The
+-- store's name (in stats and errors) hides the password.
 function M.open(spec, opts)
 	local conf = parse(spec)
+	local name = spec:gsub("^redis://:?[^@/]*@", "redis://:***@")
 	local ok, db = pcall(redis.connect, conf)
 	if not ok then
-		error(string.format("reminder store %s: cannot connect (%s)", spec, tostring(db)), 0)
+		-- the channel logs why a login failed (a wrong password, a bad db) on the line before
+		local why = db == socketchannel.error and "refused, no answer, or the login failed" or tostring(db)
+		error(string.format("reminder store %s: cannot connect (%s)", name, why), 0)
 	end
 	return setmetatable({
-		db = db, name = spec, poll = POLL_S, lease = opts.lease or 10,
+		db = db, name = name, host = conf.host, port = conf.port, sha = {}, poll = POLL_S,
+		lease = opts.lease or 10,
 		owner = string.format("%x.%x.%x", math.floor(core.walltime() * 1e6), skynet.self(),
 			math.random(0, 0x7fffffff)),
 	}, store)
@@ -144,21 +233,22 @@ local function record(list)
 	return r
 end
 
--- Runs WRITE for r (gen "" : replace whatever is stored); hold: claim it.
-local function write(self, r, gen, hold)
-	local args = { WRITE, 1, NS, r.key, gen, r.state, r.at, "", self.owner }
+-- Runs WRITE for r: gen "" replaces whatever is stored, else the stored
+-- record must be of gen and of run expect_run; hold: claim it for this node.
+local function write(self, r, gen, hold, expect_run)
+	local claim = ""
 	if hold and r.state == "pending" then
-		args[8] = math.max(r.at, core.walltime()) + self.lease
+		claim = num(math.max(r.at, core.walltime()) + self.lease)
 	end
+	local args = { r.key, gen, expect_run or "", r.state, num(r.at), claim, self.owner }
 	for _, f in ipairs(FIELDS) do
 		local v = r[f]
 		if v ~= nil then
 			args[#args + 1] = f
-			args[#args + 1] = v
+			args[#args + 1] = num(v)
 		end
 	end
-	args.n = #args
-	return self.db:eval(args) == 1
+	return script(self, "write", table.unpack(args)) == 1
 end
 
 function store:put(r, hold)
@@ -166,13 +256,13 @@ function store:put(r, hold)
 end
 
 function store:delete(key)
-	local existed = self.db:exists(NS .. ":r:" .. key)
-	self.db:eval(WRITE, 1, NS, key, "", "pending", 0, "", self.owner)
+	local existed = call(self, "exists", NS .. ":r:" .. key)
+	script(self, "write", key, "", "", "pending", 0, "", self.owner)
 	return existed
 end
 
 function store:get(key)
-	return record(self.db:hgetall(NS .. ":r:" .. key))
+	return record(call(self, "hgetall", NS .. ":r:" .. key))
 end
 
 local function fetch(self, keys)
@@ -184,7 +274,7 @@ local function fetch(self, keys)
 		ops[i] = { "hgetall", NS .. ":r:" .. k }
 	end
 	local out = {}
-	for _, r in ipairs(self.db:pipeline(ops, {})) do
+	for _, r in ipairs(call(self, "pipeline", ops, {})) do
 		local rec = r.ok and record(r.out)
 		if rec then
 			out[#out + 1] = rec
@@ -194,7 +284,7 @@ local function fetch(self, keys)
 end
 
 function store:list(prefix, limit)
-	local keys = self.db:zrangebylex(NS .. ":keys", "[" .. prefix, "+", "LIMIT", 0, limit)
+	local keys = call(self, "zrangebylex", NS .. ":keys", "[" .. prefix, "+", "LIMIT", 0, limit)
 	local n = 0
 	for i, k in ipairs(keys) do
 		if k:sub(1, #prefix) ~= prefix then
@@ -208,48 +298,47 @@ end
 -- Claims the pending records with at < hi (after_at, after_key unused: a
 -- claimed record leaves NS:at, so each call takes the next ones).
 function store:load(_, _, hi, limit)
-	local out = self.db:eval(LOAD, 1, NS, core.walltime(), hi, limit, self.lease, self.owner)
+	local out = script(self, "load", num(core.walltime()), num(hi), limit, num(self.lease), self.owner)
 	for i, list in ipairs(out) do
 		out[i] = record(list)
 	end
 	return out
 end
 
-function store:next_at()
+function store.next_at()
 	return nil
 end
 
+-- True when r is still of its gen, pending and claimed by this node; the
+-- claim is then extended to max(at, now) + lease.
 function store:begin(r)
-	return self.db:eval(BEGIN, 1, NS, r.key, r.gen, self.owner, math.max(r.at, core.walltime()) + self.lease) == 1
+	return script(self, "begin", r.key, r.gen, self.owner, num(math.max(r.at, core.walltime()) + self.lease)) == 1
 end
 
+-- The run of r was answered: delete r, or move it to upd's run; false when
+-- the stored record is no longer r's run (set again, or moved on by another
+-- node after this node's lease lapsed).
 function store:ack(r, upd, hold)
 	if upd == nil then
-		return self.db:eval(WRITE, 1, NS, r.key, r.gen, "pending", 0, "", self.owner) == 1
+		return script(self, "write", r.key, r.gen, r.run, "pending", 0, "", self.owner) == 1
 	end
 	local nxt = setmetatable({ due = upd.due, at = upd.at, run = upd.run, attempt = 0, missed = 0, error = "" },
 		{ __index = r })
-	return write(self, nxt, r.gen, hold)
+	return write(self, nxt, r.gen, hold, r.run)
 end
 
+-- Writes r's schedule fields (a retry, a dead letter, a skip, a revival).
 function store:update(r, hold)
-	return write(self, setmetatable({ error = r.error or "" }, { __index = r }), r.gen, hold)
+	return write(self, setmetatable({ error = r.error or "" }, { __index = r }), r.gen, hold, r.run)
 end
 
 function store:stats()
-	local r = self.db:pipeline({
-		{ "zcard", NS .. ":at" }, { "zcard", NS .. ":claim" }, { "zcard", NS .. ":dead" },
-		{ "zrange", NS .. ":at", 0, 0, "WITHSCORES" },
-	}, {})
-	local first = r[4].out
-	return {
-		pending = r[1].out + r[2].out, dead = r[3].out,
-		next_due = first and first[2] and tonumber(first[2]) or nil,
-	}
+	local r = script(self, "stats")
+	return { pending = r[1], dead = r[2], next_due = tonumber(r[3]) }
 end
 
 function store:dead(limit)
-	return fetch(self, self.db:zrange(NS .. ":dead", 0, limit - 1))
+	return fetch(self, call(self, "zrange", NS .. ":dead", 0, limit - 1))
 end
 
 function store:close()
