@@ -14,6 +14,8 @@
 -- one Lua script, so it is atomic on the server; scripts are sent once
 -- (SCRIPT LOAD) and then run by their SHA1 (EVALSHA), again after a server
 -- restart forgot them. Numbers are written with all their digits (%.17g).
+-- Sets made while another batch is on its way go together in one script
+-- (group commit, store:put): one request and one round trip per batch.
 -- An acknowledgement or a retry is written only over the same gen and run
 -- (a node whose lease lapsed cannot move back a run another node moved on).
 --
@@ -37,16 +39,33 @@ store.__index = store
 local NS <const> = "skynet:reminder"
 local POLL_S <const> = 1
 local TIMEOUT_CS <const> = 500 -- a request with no answer by then fails
+local BATCH <const> = 256 -- sets sent in one script at most
 local FIELDS <const> = { "key", "due", "at", "target", "payload", "every", "cron", "tz", "misfire", "attempt",
 	"run", "missed", "gen", "state", "error" }
 local NUMBERS <const> = { due = true, at = true, every = true, attempt = true, run = true, missed = true }
 local INTEGERS <const> = { attempt = true, run = true, missed = true }
 
+-- The record's fields come packed in one argument (pack_fields): name,
+-- value, name, value ... each with a 4-byte big-endian length.
+local UNPACK_FIELDS <const> = [[
+local function unpack_fields(s)
+  local out, p = {}, 1
+  while p <= #s do
+    local b1, b2, b3, b4 = string.byte(s, p, p + 3)
+    local n = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+    out[#out + 1] = string.sub(s, p + 4, p + 3 + n)
+    p = p + 4 + n
+  end
+  return out
+end
+]]
+
 -- ARGV: key, gen ("" : any), run ("" : any), state, at, claim end ("" :
--- none), owner, then field/value pairs to write (none: delete the record).
--- Returns 1, or 0 when the stored gen or run differs (the record was set
--- again, or another node moved it on after this node's lease lapsed).
-local WRITE <const> = [[
+-- none), owner, then the field/value pairs to write packed in one string
+-- (pack_fields; absent: delete the record). Returns 1, or 0 when the
+-- stored gen or run differs (the record was set again, or another node
+-- moved it on after this node's lease lapsed).
+local WRITE <const> = UNPACK_FIELDS .. [[
 local ns, key, gen, run = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
 local h = ns .. ':r:' .. key
 if gen ~= '' then
@@ -62,7 +81,7 @@ if #ARGV <= 7 then
   return 1
 end
 if gen == '' then redis.call('DEL', h) end
-redis.call('HSET', h, unpack(ARGV, 8))
+redis.call('HSET', h, unpack(unpack_fields(ARGV[8])))
 redis.call('ZADD', ns .. ':keys', 0, key)
 if ARGV[4] == 'dead' then
   redis.call('ZADD', ns .. ':dead', ARGV[5], key)
@@ -73,6 +92,36 @@ elseif ARGV[6] ~= '' then
 else
   redis.call('ZADD', ns .. ':at', ARGV[5], key)
   redis.call('HDEL', h, 'owner')
+end
+return 1
+]]
+
+-- A batch of new pending records (set), each replacing what its key held.
+-- ARGV: owner, then per record: key, at, claim end ("" : none), fields.
+-- Four calls for a new key, where WRITE makes nine.
+local PUTS <const> = UNPACK_FIELDS .. [[
+local ns, owner = KEYS[1], ARGV[1]
+for i = 2, #ARGV, 4 do
+  local key, at, claim = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local h = ns .. ':r:' .. key
+  if redis.call('EXISTS', h) == 1 then
+    redis.call('ZREM', ns .. ':at', key)
+    redis.call('ZREM', ns .. ':claim', key)
+    redis.call('ZREM', ns .. ':dead', key)
+    redis.call('DEL', h)
+  end
+  local f = unpack_fields(ARGV[i + 3])
+  if claim ~= '' then
+    f[#f + 1] = 'owner'
+    f[#f + 1] = owner
+  end
+  redis.call('HSET', h, unpack(f))
+  redis.call('ZADD', ns .. ':keys', 0, key)
+  if claim ~= '' then
+    redis.call('ZADD', ns .. ':claim', claim, key)
+  else
+    redis.call('ZADD', ns .. ':at', at, key)
+  end
 end
 return 1
 ]]
@@ -127,7 +176,7 @@ return { redis.call('ZCARD', ns .. ':at') + redis.call('ZCARD', ns .. ':claim'),
   redis.call('ZCARD', ns .. ':dead'), next_at or '' }
 ]]
 
-local SCRIPTS <const> = { write = WRITE, load = LOAD, begin = BEGIN, stats = STATS }
+local SCRIPTS <const> = { write = WRITE, puts = PUTS, load = LOAD, begin = BEGIN, stats = STATS }
 
 local function parse(spec)
 	local auth, host, port, db = spec:match "^redis://:?([^@/]*)@([^:/]+):?(%d*)/?(%d*)$"
@@ -209,7 +258,7 @@ function M.open(spec, opts)
 		error(string.format("reminder store %s: cannot connect (%s)", name, why), 0)
 	end
 	return setmetatable({
-		db = db, name = name, host = conf.host, port = conf.port, sha = {}, poll = POLL_S,
+		db = db, name = name, host = conf.host, port = conf.port, sha = {}, poll = POLL_S, puts = {},
 		lease = opts.lease or 10,
 		owner = string.format("%x.%x.%x", math.floor(core.walltime() * 1e6), skynet.self(),
 			math.random(0, 0x7fffffff)),
@@ -233,26 +282,96 @@ local function record(list)
 	return r
 end
 
--- Runs WRITE for r: gen "" replaces whatever is stored, else the stored
--- record must be of gen and of run expect_run; hold: claim it for this node.
-local function write(self, r, gen, hold, expect_run)
-	local claim = ""
-	if hold and r.state == "pending" then
-		claim = num(math.max(r.at, core.walltime()) + self.lease)
-	end
-	local args = { r.key, gen, expect_run or "", r.state, num(r.at), claim, self.owner }
+-- The fields of r as WRITE and PUTS take them: name, value, name, value
+-- ... each with a 4-byte big-endian length (one argument instead of up to
+-- 30: the client's encoding of each argument was most of the cost of a
+-- set). due and at, mostly equal, are formatted once.
+local PACK_FORMATS = {} -- pair count -> string.pack format
+local function pack_fields(r)
+	local list, n = {}, 0
+	local due, at = num(r.due), r.at
+	at = at == r.due and due or num(at)
 	for _, f in ipairs(FIELDS) do
 		local v = r[f]
 		if v ~= nil then
-			args[#args + 1] = f
-			args[#args + 1] = num(v)
+			if f == "due" then
+				v = due
+			elseif f == "at" then
+				v = at
+			elseif math.type(v) == "float" then
+				v = num(v)
+			end
+			list[n + 1], list[n + 2] = f, v
+			n = n + 2
 		end
 	end
-	return script(self, "write", table.unpack(args)) == 1
+	local fmt = PACK_FORMATS[n]
+	if fmt == nil then
+		fmt = ">" .. string.rep("s4", n)
+		PACK_FORMATS[n] = fmt
+	end
+	return string.pack(fmt, table.unpack(list, 1, n)), at
 end
 
+-- The claim end of r when this node holds it, else "".
+local function claim_end(self, r, hold)
+	if hold and r.state == "pending" then
+		return num(math.max(r.at, core.walltime()) + self.lease)
+	end
+	return ""
+end
+
+-- Runs WRITE for r: gen "" replaces whatever is stored, else the stored
+-- record must be of gen and of run expect_run; hold: claim it for this node.
+local function write(self, r, gen, hold, expect_run)
+	local fields, at = pack_fields(r)
+	return script(self, "write", r.key, gen, expect_run or "", r.state, at, claim_end(self, r, hold), self.owner,
+		fields) == 1
+end
+
+-- Sends the queued sets in batches of up to BATCH (one PUTS each) until
+-- none is left, waking each caller with the outcome of its batch. Runs in
+-- a coroutine of its own, so that no caller waits for later batches.
+local function flush_puts(self)
+	while #self.puts > 0 do
+		local batch = self.puts
+		self.puts = {}
+		local n = math.min(#batch, BATCH)
+		if n < #batch then
+			table.move(batch, n + 1, #batch, 1, self.puts)
+		end
+		local args = { self.owner }
+		for i = 1, n do
+			local w = batch[i]
+			args[#args + 1], args[#args + 2], args[#args + 3], args[#args + 4] = w.key, w.at, w.claim, w.fields
+		end
+		local ok, err = pcall(script, self, "puts", table.unpack(args))
+		for i = 1, n do
+			local w = batch[i]
+			w.done, w.ok, w.err = true, ok, err
+			skynet.wakeup(w)
+		end
+	end
+	self.flushing = false
+end
+
+-- Keeps r (a new pending record, replacing its key). Concurrent sets go
+-- to Redis together (group commit: one script, one round trip); each call
+-- returns once its batch is stored, or raises its batch's error.
 function store:put(r, hold)
-	write(self, r, "", hold)
+	assert(r.state == "pending", "put: a new record is pending")
+	local fields, at = pack_fields(r)
+	local w = { key = r.key, at = at, claim = claim_end(self, r, hold), fields = fields }
+	local puts = self.puts
+	puts[#puts + 1] = w
+	if not self.flushing then
+		self.flushing = true
+		skynet.fork(flush_puts, self)
+	end
+	skynet.wait(w)
+	if not w.ok then
+		error(w.err, 0)
+	end
 end
 
 function store:delete(key)
