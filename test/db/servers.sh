@@ -11,6 +11,9 @@
 #   servers.sh stop-mysql|start-mysql|kill-mysql DIR
 # The start-* commands after a stop or kill reuse the port and the data.
 # kill-* sends SIGKILL (a crash); stop-* shuts down cleanly.
+# REDIS_PERSIST=1 in the environment of start/start-redis turns on the
+# append-only file with a sync at each write (appendfsync always), so that
+# the data survives kill-redis; the default keeps nothing on disk.
 set -u
 PATH="$PATH:/usr/sbin:/sbin"
 cmd=$1
@@ -45,8 +48,11 @@ redis_up() {
 # redis_run PORT: starts redis-server on PORT; 0 when it answers.
 redis_run() {
 	rm -f "$dir/redis.pid"
+	aof="--appendonly no"
+	[ "${REDIS_PERSIST:-0}" = 1 ] && aof="--appendonly yes --appendfsync always"
+	# shellcheck disable=SC2086 # $aof is two or four words
 	redis-server --port "$1" --bind 127.0.0.1 --protected-mode yes --save '' \
-		--appendonly no --daemonize yes --dir "$dir" --pidfile "$dir/redis.pid" \
+		$aof --daemonize yes --dir "$dir" --pidfile "$dir/redis.pid" \
 		--logfile "$dir/redis.log" --requirepass "$REDIS_PASSWORD" \
 		--user sky on ">$REDIS_PASSWORD" '~*' '&*' '+@all' \
 		--user default on ">$REDIS_PASSWORD" '~*' '&*' '+@all' >/dev/null 2>&1 || return 1

@@ -11,7 +11,13 @@
 --   NS:dead    zset KEY -> time of death: dead letters
 --   NS:keys    zset of every KEY, score 0 (listing by prefix)
 -- A pending record is in exactly one of NS:at and NS:claim. Each change is
--- one Lua script (EVAL), so it is atomic on the server.
+-- one Lua script, so it is atomic on the server; scripts are sent once
+-- (SCRIPT LOAD) and then run by their SHA1 (EVALSHA), again after a server
+-- restart forgot them. Numbers are written with all their digits (%.17g).
+-- Sets made while another batch is on its way go together in one script
+-- (group commit, store:put): one request and one round trip per batch.
+-- An acknowledgement or a retry is written only over the same gen and run
+-- (a node whose lease lapsed cannot move back a run another node moved on).
 --
 -- Exactly one firing node: a node delivers a run only after begin() found
 -- the record still of the same gen, owned by it, and extended its claim
@@ -22,6 +28,7 @@
 -- POLL_S). A run whose delivery outlasts its lease may be delivered twice:
 -- at least once.
 local redis = require "skynet.db.redis"
+local socketchannel = require "skynet.socketchannel"
 local skynet = require "skynet"
 local core = require "skynet.core"
 
@@ -31,49 +38,103 @@ store.__index = store
 
 local NS <const> = "skynet:reminder"
 local POLL_S <const> = 1
+local TIMEOUT_CS <const> = 500 -- a request with no answer by then fails
+local BATCH <const> = 256 -- sets sent in one script at most
 local FIELDS <const> = { "key", "due", "at", "target", "payload", "every", "cron", "tz", "misfire", "attempt",
 	"run", "missed", "gen", "state", "error" }
 local NUMBERS <const> = { due = true, at = true, every = true, attempt = true, run = true, missed = true }
 local INTEGERS <const> = { attempt = true, run = true, missed = true }
 
--- ARGV: key, gen ("" : any), state, at, claim end ("" : none), owner, then
--- field/value pairs to write (none: delete the record). Returns 1, or 0
--- when the stored gen differs.
-local WRITE <const> = [[
-local ns, key, gen = KEYS[1], ARGV[1], ARGV[2]
+-- The record's fields come packed in one argument (pack_fields): name,
+-- value, name, value ... each with a 4-byte big-endian length.
+local UNPACK_FIELDS <const> = [[
+local function unpack_fields(s)
+  local out, p = {}, 1
+  while p <= #s do
+    local b1, b2, b3, b4 = string.byte(s, p, p + 3)
+    local n = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+    out[#out + 1] = string.sub(s, p + 4, p + 3 + n)
+    p = p + 4 + n
+  end
+  return out
+end
+]]
+
+-- ARGV: key, gen ("" : any), run ("" : any), state, at, claim end ("" :
+-- none), owner, then the field/value pairs to write packed in one string
+-- (pack_fields; absent: delete the record). Returns 1, or 0 when the
+-- stored gen or run differs (the record was set again, or another node
+-- moved it on after this node's lease lapsed).
+local WRITE <const> = UNPACK_FIELDS .. [[
+local ns, key, gen, run = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
 local h = ns .. ':r:' .. key
-if gen ~= '' and redis.call('HGET', h, 'gen') ~= gen then return 0 end
+if gen ~= '' then
+  local v = redis.call('HMGET', h, 'gen', 'run')
+  if v[1] ~= gen or (run ~= '' and v[2] ~= run) then return 0 end
+end
 redis.call('ZREM', ns .. ':at', key)
 redis.call('ZREM', ns .. ':claim', key)
 redis.call('ZREM', ns .. ':dead', key)
-if #ARGV <= 6 then
+if #ARGV <= 7 then
   redis.call('DEL', h)
   redis.call('ZREM', ns .. ':keys', key)
   return 1
 end
 if gen == '' then redis.call('DEL', h) end
-redis.call('HSET', h, unpack(ARGV, 7))
+redis.call('HSET', h, unpack(unpack_fields(ARGV[8])))
 redis.call('ZADD', ns .. ':keys', 0, key)
-if ARGV[3] == 'dead' then
-  redis.call('ZADD', ns .. ':dead', ARGV[4], key)
+if ARGV[4] == 'dead' then
+  redis.call('ZADD', ns .. ':dead', ARGV[5], key)
   redis.call('HDEL', h, 'owner')
-elseif ARGV[5] ~= '' then
-  redis.call('ZADD', ns .. ':claim', ARGV[5], key)
-  redis.call('HSET', h, 'owner', ARGV[6])
+elseif ARGV[6] ~= '' then
+  redis.call('ZADD', ns .. ':claim', ARGV[6], key)
+  redis.call('HSET', h, 'owner', ARGV[7])
 else
-  redis.call('ZADD', ns .. ':at', ARGV[4], key)
+  redis.call('ZADD', ns .. ':at', ARGV[5], key)
   redis.call('HDEL', h, 'owner')
 end
 return 1
 ]]
 
--- ARGV: now, hi, limit, lease, owner. Returns the hashes claimed.
+-- A batch of new pending records (set), each replacing what its key held.
+-- ARGV: owner, then per record: key, at, claim end ("" : none), fields.
+-- Four calls for a new key, where WRITE makes nine.
+local PUTS <const> = UNPACK_FIELDS .. [[
+local ns, owner = KEYS[1], ARGV[1]
+for i = 2, #ARGV, 4 do
+  local key, at, claim = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local h = ns .. ':r:' .. key
+  if redis.call('EXISTS', h) == 1 then
+    redis.call('ZREM', ns .. ':at', key)
+    redis.call('ZREM', ns .. ':claim', key)
+    redis.call('ZREM', ns .. ':dead', key)
+    redis.call('DEL', h)
+  end
+  local f = unpack_fields(ARGV[i + 3])
+  if claim ~= '' then
+    f[#f + 1] = 'owner'
+    f[#f + 1] = owner
+  end
+  redis.call('HSET', h, unpack(f))
+  redis.call('ZADD', ns .. ':keys', 0, key)
+  if claim ~= '' then
+    redis.call('ZADD', ns .. ':claim', claim, key)
+  else
+    redis.call('ZADD', ns .. ':at', at, key)
+  end
+end
+return 1
+]]
+
+-- ARGV: now, hi, limit, lease, owner. First returns the expired claims to
+-- NS:at, then claims the free records with at < hi; returns their hashes.
 local LOAD <const> = [[
 local ns, now, hi, limit, lease, owner = KEYS[1], tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local expired = redis.call('ZRANGEBYSCORE', ns .. ':claim', '-inf', '(' .. ARGV[1], 'LIMIT', 0, limit)
 for _, k in ipairs(expired) do
   redis.call('ZREM', ns .. ':claim', k)
-  redis.call('ZADD', ns .. ':at', redis.call('HGET', ns .. ':r:' .. k, 'at'), k)
+  local at = redis.call('HGET', ns .. ':r:' .. k, 'at')
+  if at then redis.call('ZADD', ns .. ':at', at, k) end
 end
 local out = {}
 local ks = redis.call('ZRANGEBYSCORE', ns .. ':at', '-inf', '(' .. hi, 'WITHSCORES', 'LIMIT', 0, limit)
@@ -99,6 +160,24 @@ redis.call('ZADD', ns .. ':claim', ARGV[4], key)
 return 1
 ]]
 
+-- ARGV: none. The counts and the earliest pending at (the free record
+-- first by at, and the claimed record first by lease end: an estimate,
+-- as claims are ordered by lease end).
+local STATS <const> = [[
+local ns = KEYS[1]
+local first = redis.call('ZRANGE', ns .. ':at', 0, 0, 'WITHSCORES')
+local next_at = first[2]
+local held = redis.call('ZRANGE', ns .. ':claim', 0, 0)
+if held[1] then
+  local at = redis.call('HGET', ns .. ':r:' .. held[1], 'at')
+  if at and (next_at == nil or tonumber(at) < tonumber(next_at)) then next_at = at end
+end
+return { redis.call('ZCARD', ns .. ':at') + redis.call('ZCARD', ns .. ':claim'),
+  redis.call('ZCARD', ns .. ':dead'), next_at or '' }
+]]
+
+local SCRIPTS <const> = { write = WRITE, puts = PUTS, load = LOAD, begin = BEGIN, stats = STATS }
+
 local function parse(spec)
 	local auth, host, port, db = spec:match "^redis://:?([^@/]*)@([^:/]+):?(%d*)/?(%d*)$"
 	if not host then
@@ -109,19 +188,78 @@ local function parse(spec)
 	end
 	return {
 		host = host, port = tonumber(port) or 6379, db = tonumber(db) or 0,
-		auth = auth ~= "" and auth or nil, timeout = 500,
+		auth = auth ~= "" and auth or nil, timeout = TIMEOUT_CS,
 	}
 end
 
--- "redis://..." -> store; raises when the server cannot be reached.
+-- A number as Redis should store it: floats with every digit (tostring
+-- keeps 14, which moves an epoch time by up to 50 us: a run could fire
+-- early on the node that loads it).
+local function num(v)
+	if math.type(v) == "float" then
+		return string.format("%.17g", v)
+	end
+	return v
+end
+
+-- Raises err as "redis HOST:PORT: what" (a socket error says why in words).
+local function failed(self, err)
+	if err == socketchannel.error then
+		err = string.format("no answer (connection refused, closed, or no reply within %g s)", TIMEOUT_CS / 100)
+	end
+	error(string.format("redis %s:%d: %s", self.host, self.port, tostring(err)), 0)
+end
+
+-- Runs the script named name by its SHA1, loading it first when the server
+-- does not know it (at the first use, and after a restart).
+local function script(self, name, ...)
+	local db = self.db
+	local sha = self.sha[name]
+	local ok, r
+	if sha then
+		ok, r = pcall(db.evalsha, db, sha, 1, NS, ...)
+		if ok then
+			return r
+		elseif type(r) ~= "string" or not r:find("NOSCRIPT", 1, true) then
+			failed(self, r)
+		end
+	end
+	ok, r = pcall(db.script, db, "LOAD", SCRIPTS[name])
+	if not ok then
+		failed(self, r)
+	end
+	self.sha[name] = r
+	ok, r = pcall(db.evalsha, db, r, 1, NS, ...)
+	if not ok then
+		failed(self, r)
+	end
+	return r
+end
+
+-- Runs db[cmd](db, ...), raising its failure as failed() does.
+local function call(self, cmd, ...)
+	local db = self.db
+	local ok, r = pcall(db[cmd], db, ...)
+	if not ok then
+		failed(self, r)
+	end
+	return r
+end
+
+-- "redis://..." -> store; raises when the server cannot be reached. The
+-- store's name (in stats and errors) hides the password.
 function M.open(spec, opts)
 	local conf = parse(spec)
+	local name = spec:gsub("^redis://:?[^@/]*@", "redis://:***@")
 	local ok, db = pcall(redis.connect, conf)
 	if not ok then
-		error(string.format("reminder store %s: cannot connect (%s)", spec, tostring(db)), 0)
+		-- the channel logs why a login failed (a wrong password, a bad db) on the line before
+		local why = db == socketchannel.error and "refused, no answer, or the login failed" or tostring(db)
+		error(string.format("reminder store %s: cannot connect (%s)", name, why), 0)
 	end
 	return setmetatable({
-		db = db, name = spec, poll = POLL_S, lease = opts.lease or 10,
+		db = db, name = name, host = conf.host, port = conf.port, sha = {}, poll = POLL_S, puts = {},
+		lease = opts.lease or 10,
 		owner = string.format("%x.%x.%x", math.floor(core.walltime() * 1e6), skynet.self(),
 			math.random(0, 0x7fffffff)),
 	}, store)
@@ -144,35 +282,106 @@ local function record(list)
 	return r
 end
 
--- Runs WRITE for r (gen "" : replace whatever is stored); hold: claim it.
-local function write(self, r, gen, hold)
-	local args = { WRITE, 1, NS, r.key, gen, r.state, r.at, "", self.owner }
-	if hold and r.state == "pending" then
-		args[8] = math.max(r.at, core.walltime()) + self.lease
-	end
+-- The fields of r as WRITE and PUTS take them: name, value, name, value
+-- ... each with a 4-byte big-endian length (one argument instead of up to
+-- 30: the client's encoding of each argument was most of the cost of a
+-- set). due and at, mostly equal, are formatted once.
+local PACK_FORMATS = {} -- pair count -> string.pack format
+local function pack_fields(r)
+	local list, n = {}, 0
+	local due, at = num(r.due), r.at
+	at = at == r.due and due or num(at)
 	for _, f in ipairs(FIELDS) do
 		local v = r[f]
 		if v ~= nil then
-			args[#args + 1] = f
-			args[#args + 1] = v
+			if f == "due" then
+				v = due
+			elseif f == "at" then
+				v = at
+			elseif math.type(v) == "float" then
+				v = num(v)
+			end
+			list[n + 1], list[n + 2] = f, v
+			n = n + 2
 		end
 	end
-	args.n = #args
-	return self.db:eval(args) == 1
+	local fmt = PACK_FORMATS[n]
+	if fmt == nil then
+		fmt = ">" .. string.rep("s4", n)
+		PACK_FORMATS[n] = fmt
+	end
+	return string.pack(fmt, table.unpack(list, 1, n)), at
 end
 
+-- The claim end of r when this node holds it, else "".
+local function claim_end(self, r, hold)
+	if hold and r.state == "pending" then
+		return num(math.max(r.at, core.walltime()) + self.lease)
+	end
+	return ""
+end
+
+-- Runs WRITE for r: gen "" replaces whatever is stored, else the stored
+-- record must be of gen and of run expect_run; hold: claim it for this node.
+local function write(self, r, gen, hold, expect_run)
+	local fields, at = pack_fields(r)
+	return script(self, "write", r.key, gen, expect_run or "", r.state, at, claim_end(self, r, hold), self.owner,
+		fields) == 1
+end
+
+-- Sends the queued sets in batches of up to BATCH (one PUTS each) until
+-- none is left, waking each caller with the outcome of its batch. Runs in
+-- a coroutine of its own, so that no caller waits for later batches.
+local function flush_puts(self)
+	while #self.puts > 0 do
+		local batch = self.puts
+		self.puts = {}
+		local n = math.min(#batch, BATCH)
+		if n < #batch then
+			table.move(batch, n + 1, #batch, 1, self.puts)
+		end
+		local args = { self.owner }
+		for i = 1, n do
+			local w = batch[i]
+			args[#args + 1], args[#args + 2], args[#args + 3], args[#args + 4] = w.key, w.at, w.claim, w.fields
+		end
+		local ok, err = pcall(script, self, "puts", table.unpack(args))
+		for i = 1, n do
+			local w = batch[i]
+			w.done, w.ok, w.err = true, ok, err
+			skynet.wakeup(w)
+		end
+	end
+	self.flushing = false
+end
+
+-- Keeps r (a new pending record, replacing its key). Concurrent sets go
+-- to Redis together (group commit: one script, one round trip); each call
+-- returns once its batch is stored, or raises its batch's error.
 function store:put(r, hold)
-	write(self, r, "", hold)
+	assert(r.state == "pending", "put: a new record is pending")
+	local fields, at = pack_fields(r)
+	local w = { key = r.key, at = at, claim = claim_end(self, r, hold), fields = fields }
+	local puts = self.puts
+	puts[#puts + 1] = w
+	if not self.flushing then
+		self.flushing = true
+		skynet.fork(flush_puts, self)
+	end
+	skynet.wait(w)
+	if not w.ok then
+		error(w.err, 0)
+	end
 end
 
 function store:delete(key)
-	local existed = self.db:exists(NS .. ":r:" .. key)
-	self.db:eval(WRITE, 1, NS, key, "", "pending", 0, "", self.owner)
+	local existed = call(self, "exists", NS .. ":r:" .. key)
+	script(self, "write", key, "", "", "pending", 0, "", self.owner)
 	return existed
 end
 
 function store:get(key)
-	return record(self.db:hgetall(NS .. ":r:" .. key))
+	return record(call(self, "hgetall", NS .. ":r:" .. key))
 end
 
 local function fetch(self, keys)
@@ -184,7 +393,7 @@ local function fetch(self, keys)
 		ops[i] = { "hgetall", NS .. ":r:" .. k }
 	end
 	local out = {}
-	for _, r in ipairs(self.db:pipeline(ops, {})) do
+	for _, r in ipairs(call(self, "pipeline", ops, {})) do
 		local rec = r.ok and record(r.out)
 		if rec then
 			out[#out + 1] = rec
@@ -194,7 +403,7 @@ local function fetch(self, keys)
 end
 
 function store:list(prefix, limit)
-	local keys = self.db:zrangebylex(NS .. ":keys", "[" .. prefix, "+", "LIMIT", 0, limit)
+	local keys = call(self, "zrangebylex", NS .. ":keys", "[" .. prefix, "+", "LIMIT", 0, limit)
 	local n = 0
 	for i, k in ipairs(keys) do
 		if k:sub(1, #prefix) ~= prefix then
@@ -208,7 +417,7 @@ end
 -- Claims the pending records with at < hi (after_at, after_key unused: a
 -- claimed record leaves NS:at, so each call takes the next ones).
 function store:load(_, _, hi, limit)
-	local out = self.db:eval(LOAD, 1, NS, core.walltime(), hi, limit, self.lease, self.owner)
+	local out = script(self, "load", num(core.walltime()), num(hi), limit, num(self.lease), self.owner)
 	for i, list in ipairs(out) do
 		out[i] = record(list)
 	end
@@ -219,37 +428,36 @@ function store.next_at()
 	return nil
 end
 
+-- True when r is still of its gen, pending and claimed by this node; the
+-- claim is then extended to max(at, now) + lease.
 function store:begin(r)
-	return self.db:eval(BEGIN, 1, NS, r.key, r.gen, self.owner, math.max(r.at, core.walltime()) + self.lease) == 1
+	return script(self, "begin", r.key, r.gen, self.owner, num(math.max(r.at, core.walltime()) + self.lease)) == 1
 end
 
+-- The run of r was answered: delete r, or move it to upd's run; false when
+-- the stored record is no longer r's run (set again, or moved on by another
+-- node after this node's lease lapsed).
 function store:ack(r, upd, hold)
 	if upd == nil then
-		return self.db:eval(WRITE, 1, NS, r.key, r.gen, "pending", 0, "", self.owner) == 1
+		return script(self, "write", r.key, r.gen, r.run, "pending", 0, "", self.owner) == 1
 	end
 	local nxt = setmetatable({ due = upd.due, at = upd.at, run = upd.run, attempt = 0, missed = 0, error = "" },
 		{ __index = r })
-	return write(self, nxt, r.gen, hold)
+	return write(self, nxt, r.gen, hold, r.run)
 end
 
+-- Writes r's schedule fields (a retry, a dead letter, a skip, a revival).
 function store:update(r, hold)
-	return write(self, setmetatable({ error = r.error or "" }, { __index = r }), r.gen, hold)
+	return write(self, setmetatable({ error = r.error or "" }, { __index = r }), r.gen, hold, r.run)
 end
 
 function store:stats()
-	local r = self.db:pipeline({
-		{ "zcard", NS .. ":at" }, { "zcard", NS .. ":claim" }, { "zcard", NS .. ":dead" },
-		{ "zrange", NS .. ":at", 0, 0, "WITHSCORES" },
-	}, {})
-	local first = r[4].out
-	return {
-		pending = r[1].out + r[2].out, dead = r[3].out,
-		next_due = first and first[2] and tonumber(first[2]) or nil,
-	}
+	local r = script(self, "stats")
+	return { pending = r[1], dead = r[2], next_due = tonumber(r[3]) }
 end
 
 function store:dead(limit)
-	return fetch(self, self.db:zrange(NS .. ":dead", 0, limit - 1))
+	return fetch(self, call(self, "zrange", NS .. ":dead", 0, limit - 1))
 end
 
 function store:close()
