@@ -580,28 +580,30 @@ local function public(rec)
 	}
 end
 
-local function checked_rec(r)
-	assert(type(r) == "table", "bad record")
-	assert(type(r.key) == "string" and type(r.target) == "string" and type(r.payload) == "string", "bad record")
-	assert(math.type(r.due) ~= nil, "bad due")
-	assert(plan.MISFIRE[r.misfire], "bad misfire")
-	return {
-		key = r.key, due = r.due + 0.0, at = r.due + 0.0, target = r.target, payload = r.payload,
-		every = r.every, cron = r.cron, tz = r.tz, misfire = r.misfire,
-		attempt = 0, run = 1, missed = 0, state = "pending", gen = new_gen(),
-	}
+local function is_string(v)
+	return type(v) == "string"
 end
 
-function CMD.set(r)
-	local rec = checked_rec(r)
+-- set key, due, target, payload (packed), every, cron, tz, misfire: the
+-- arguments were checked by skynet.reminder; a malformed request is refused.
+function CMD.set(key, due, target, payload, every, cron, tz, misfire)
+	if not (is_string(key) and math.type(due) and is_string(target) and is_string(payload)
+			and plan.MISFIRE[misfire]) then
+		return false, "malformed set request"
+	end
+	local rec = {
+		key = key, due = due + 0.0, at = due + 0.0, target = target, payload = payload,
+		every = every, cron = cron, tz = tz, misfire = misfire,
+		attempt = 0, run = 1, missed = 0, state = "pending", gen = new_gen(),
+	}
 	local hold = holds(rec.at)
 	local ok, err = try_store("put", rec, hold)
 	if not ok then
 		return false, "the store did not keep it: " .. tostring(err)
 	end
 	stats.sets = stats.sets + 1
-	touch(rec.key)
-	near[rec.key] = nil
+	touch(key)
+	near[key] = nil
 	place_rec(rec, hold)
 	return true, true
 end

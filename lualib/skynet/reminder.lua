@@ -85,9 +85,15 @@ end
 -- Keeps payload (any skynet.pack-able value) for (key, due) runs at target.
 function M.set(key, when, target, payload, opts)
 	check_key("set", key)
-	local ok, every, spec, zone, misfire = pcall(plan.check_opts, opts)
-	if not ok then
-		error(every, 2)
+	local every, spec, zone, misfire
+	if opts == nil then
+		misfire = "once"
+	else
+		local ok
+		ok, every, spec, zone, misfire = pcall(plan.check_opts, opts)
+		if not ok then
+			error(every, 2)
+		end
 	end
 	local due = check_when(when, spec)
 	check_target(target)
@@ -95,17 +101,13 @@ function M.set(key, when, target, payload, opts)
 	if not packed_ok then
 		error(sformat("reminder.set: payload cannot be packed (%s)", tostring(packed)), 2)
 	end
-	local rec = {
-		key = key, due = due, target = target, payload = packed,
-		every = every, cron = spec, tz = zone, misfire = misfire,
-	}
 	if spec then
-		rec.due = plan.cron_first(rec, due or core.walltime())
-		if rec.due == nil then
+		due = plan.cron_first({ cron = spec, tz = zone }, due or core.walltime())
+		if due == nil then
 			error(sformat("reminder.set: cron spec never fires (%s)", spec), 2)
 		end
 	end
-	return ask("set", rec)
+	return ask("set", key, due, target, packed, every, spec, zone, misfire)
 end
 
 -- Removes key; true when it was there.

@@ -7,13 +7,10 @@
 -- ("full", the default: survives a power loss; "normal": survives a crash
 -- of the process, WAL mode).
 --
--- Writes are coalesced: a write waits in a queue while the previous batch
--- of writes is at the database, and then goes with every write queued
--- meanwhile as one db:batch (one request, one savepoint, one answer for
--- all; the database thread's group commit then adds the requests of other
--- users). Its caller resumes when that batch is committed. A batch stands
--- or falls together: its error is raised in each of its callers. Reads go
--- to the database directly.
+-- Each write is one request; the requests of concurrent writers queue at
+-- the database thread meanwhile and commit together (a write through one
+-- db:batch of this module's own was measured no faster: 22-29k sets/s
+-- against 26-30k, so the thread's group commit is all the batching).
 --
 -- One table, reminders, keyed by key; the index (state, at, key) serves
 -- the window loads, the next far instant and the dead letters. state is
@@ -21,7 +18,6 @@
 -- against other writers for each transaction; two nodes on one file would
 -- both fire its runs), so begin() has nothing to check and the loader may
 -- sleep until the next stored instant (poll = nil).
-local skynet = require "skynet"
 local sqlite = require "skynet.db.sqlite"
 
 local M = {}
@@ -90,54 +86,21 @@ function M.open(spec, opts)
 		db:close()
 		error(string.format("reminder store %s: %s", path, tostring(err)), 0)
 	end
-	return setmetatable({ db = db, name = "sqlite:" .. path, queue = {}, writing = false }, store)
+	return setmetatable({ db = db, name = "sqlite:" .. path }, store)
 end
 
--- Sends the queued writes as one batch each time, until none is left.
-local function writer(self)
-	while #self.queue > 0 do
-		local q = self.queue
-		self.queue = {}
-		local list = {}
-		for i = 1, #q do
-			list[i] = q[i].stmt
-		end
-		local ok, res = pcall(self.db.batch, self.db, list)
-		for i = 1, #q do
-			local w = q[i]
-			w.ok, w.res = ok, ok and res[i] or res
-			skynet.wakeup(w)
-		end
-	end
-	self.writing = false
-end
-
--- Queues one statement { sql, params..., n = } and waits for its batch;
--- returns the rows it changed.
-local function write(self, stmt)
-	local w = { stmt = stmt }
-	local q = self.queue
-	q[#q + 1] = w
-	if not self.writing then
-		self.writing = true
-		skynet.fork(writer, self)
-	end
-	skynet.wait(w)
-	if not w.ok then
-		error(w.res, 0)
-	end
-	return w.res.changes
+-- Runs one writing statement; returns the rows it changed.
+local function write(self, sql, ...)
+	return (self.db:exec(sql, ...))
 end
 
 function store:put(r)
-	write(self, {
-		PUT, r.key, r.due, r.at, r.target, sqlite.blob(r.payload), r.every, r.cron, r.tz, r.misfire,
-		r.attempt, r.run, r.missed, r.gen, STATE_IN[r.state], r.error, n = 16,
-	})
+	write(self, PUT, r.key, r.due, r.at, r.target, sqlite.blob(r.payload), r.every, r.cron, r.tz, r.misfire,
+		r.attempt, r.run, r.missed, r.gen, STATE_IN[r.state], r.error)
 end
 
 function store:delete(key)
-	return write(self, { DELETE, key }) > 0
+	return write(self, DELETE, key) > 0
 end
 
 function store:get(key)
@@ -184,16 +147,15 @@ end
 -- the stored record is no longer r's (set again meanwhile).
 function store:ack(r, upd)
 	if upd == nil then
-		return write(self, { ACK_DONE, r.key, r.gen }) > 0
+		return write(self, ACK_DONE, r.key, r.gen) > 0
 	end
-	return write(self, { ACK_NEXT, upd.due, upd.at, upd.run, r.key, r.gen }) > 0
+	return write(self, ACK_NEXT, upd.due, upd.at, upd.run, r.key, r.gen) > 0
 end
 
 -- Writes r's schedule fields (a retry, a dead letter, a skip, a revival).
 function store:update(r)
-	return write(self, {
-		UPDATE, r.due, r.at, r.attempt, r.run, r.missed, STATE_IN[r.state], r.error, r.key, r.gen, n = 10,
-	}) > 0
+	return write(self, UPDATE, r.due, r.at, r.attempt, r.run, r.missed, STATE_IN[r.state], r.error, r.key,
+		r.gen) > 0
 end
 
 function store:stats()
