@@ -266,6 +266,15 @@ local function holds(at)
 	return at < (loading_hi and math.max(horizon, loading_hi) or horizon)
 end
 
+-- A write of key's record (a set, cancel, retry, acknowledgement, failed
+-- attempt or skip): a load in progress must not place what it read of key
+-- before.
+local function touch(key)
+	if loading_hi then
+		touched[key] = true
+	end
+end
+
 -- Applies the misfire policy to a repeating record overdue by more than
 -- GRACE_S; returns false when the record needs no delivery now ("skip").
 local function misfire(rec, now)
@@ -287,6 +296,7 @@ local function misfire(rec, now)
 	end
 	rec.due, rec.at, rec.missed = nxt, nxt, 0
 	try_store("update", rec, holds(nxt))
+	touch(rec.key)
 	return true
 end
 
@@ -366,6 +376,7 @@ local function settle(rec)
 	local upd = nxt and { due = nxt, at = nxt, run = rec.run + 1, attempt = 0, missed = 0 }
 	local hold = nxt and holds(nxt)
 	local kept = must_store("ack", still(rec), rec, upd, hold)
+	touch(rec.key)
 	if near[rec.key] ~= rec then
 		return -- cancelled or set again meanwhile
 	end
@@ -390,6 +401,7 @@ local function fail(rec, err)
 	if rec.attempt >= conf.attempts then
 		rec.state = "dead"
 		must_store("update", still(rec), rec, false)
+		touch(rec.key)
 		if near[rec.key] == rec then
 			near[rec.key] = nil
 		end
@@ -401,6 +413,7 @@ local function fail(rec, err)
 	rec.at = wall() + backoff(rec.attempt)
 	local hold = holds(rec.at)
 	try_store("update", rec, hold)
+	touch(rec.key)
 	if near[rec.key] == rec then
 		rec.inflight = false
 		place_rec(rec, hold)
@@ -561,14 +574,6 @@ end
 ---------------------------------------------------------------- requests
 
 local CMD = {}
-
--- A set, cancel or retry of key: a load in progress must not place what it
--- read of key before.
-local function touch(key)
-	if loading_hi then
-		touched[key] = true
-	end
-end
 
 -- The record as the caller sees it (the internal fields left out).
 local function public(rec)
