@@ -591,14 +591,14 @@ end
 
 -- set key, due, target, payload (packed), every, cron, tz, misfire: the
 -- arguments were checked by skynet.reminder; a malformed request is refused.
-function CMD.set(key, due, target, payload, every, cron, tz, misfire)
+function CMD.set(key, due, target, payload, every, cron, tz, policy)
 	if not (is_string(key) and math.type(due) and is_string(target) and is_string(payload)
-			and plan.MISFIRE[misfire]) then
+			and plan.MISFIRE[policy]) then
 		return false, "malformed set request"
 	end
 	local rec = {
 		key = key, due = due + 0.0, at = due + 0.0, target = target, payload = payload,
-		every = every, cron = cron, tz = tz, misfire = misfire,
+		every = every, cron = cron, tz = tz, misfire = policy,
 		attempt = 0, run = 1, missed = 0, state = "pending", gen = new_gen(),
 	}
 	local hold = holds(rec.at)
