@@ -14,6 +14,7 @@ cleanup() {
 }
 trap cleanup EXIT
 cat >"$dir/config" <<CFG
+config_keys = "root"
 root = "./"
 thread = 2
 harbor = 0

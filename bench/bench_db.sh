@@ -14,6 +14,7 @@ trap cleanup EXIT
 sh test/db/servers.sh start "$dir" || exit 1
 . "$dir/env"
 cat >"$dir/config" <<CFG
+config_keys = "root"
 root = "./"
 thread = 2
 harbor = 0

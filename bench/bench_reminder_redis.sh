@@ -31,6 +31,7 @@ config() {
 	db=$2
 	shift 2
 	cat >"$dir/config.$name" <<CFG
+config_keys = "root"
 root = "./"
 thread = 2
 harbor = 0

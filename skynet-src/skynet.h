@@ -38,6 +38,9 @@
 #include <stdint.h>
 #include <time.h>
 
+/* The release, printed by `skynet --version`. */
+#define SKYNET_VERSION "0.1.0"
+
 /* Message types: the top 8 bits of a message's size field (skynet's numbers). */
 #define PTYPE_TEXT           0
 #define PTYPE_RESPONSE       1

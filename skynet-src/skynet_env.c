@@ -174,6 +174,21 @@ skynet_setenv(const char *key, const char *value) {
 	return inserted ? 0 : SKYNET_EINVAL;
 }
 
+size_t
+skynet_env_keys(const char **keys, size_t max) {
+	size_t n = 0;
+	rwlock_rlock(&ENV.lock);
+	for (size_t i = 0; ENV.slot != NULL && i < ENV.slot_count; i++) {
+		for (struct env_entry *e = ENV.slot[i]; e != NULL; e = e->next) {
+			if (n < max)
+				keys[n] = e->data;
+			n++;
+		}
+	}
+	rwlock_runlock(&ENV.lock);
+	return n;
+}
+
 /* Strict decimal int: optional sign, digits, optional surrounding blanks. */
 static bool
 parse_int(const char *s, int *out) {

@@ -17,6 +17,11 @@ void skynet_env_exit(void);
 const char *skynet_getenv(const char *key);
 /* Set key once: 0, or SKYNET_EINVAL when the key exists already. Copies both. */
 int skynet_setenv(const char *key, const char *value);
+/*
+ * Store up to max keys of the env in keys (borrowed until skynet_env_exit, in no particular
+ * order) and return how many keys the env holds, which may exceed max. Thread-safe.
+ */
+size_t skynet_env_keys(const char **keys, size_t max);
 
 /* Integer value of key, or opt written back into the env when absent. */
 int skynet_optint(const char *key, int opt);

@@ -1,11 +1,13 @@
 /*
- * The node binary: `skynet <configfile>`. Loads the config into the env,
+ * The node binary: `skynet CONFIG`, or `skynet --help` / `--version`. Loads
+ * the config into the env, warns about keys the framework does not read,
  * reads the startup keys (writing their defaults back into the env) and boots.
  */
 #include "skynet.h"
 
 #include "skynet_env.h"
 #include "skynet_flow.h"
+#include "skynet_keys.h"
 #include "skynet_server.h"
 #include "skynet_start.h"
 
@@ -26,16 +28,52 @@ config_count(const char *key, int opt) {
 }
 
 static void
-usage(void) {
-	fprintf(stderr, "Usage: skynet configfilename\n");
+usage(FILE *out) {
+	fputs("Usage: skynet CONFIG\n"
+	      "       skynet --help | --version\n"
+	      "\n"
+	      "Boots a node from CONFIG, a Lua file of key = value lines, e.g.\n"
+	      "    thread = 4                 -- worker threads\n"
+	      "    start = \"main\"             -- your first service: main.lua along luaservice\n"
+	      "    luaservice = \"./service/?.lua;./game/?.lua\"\n"
+	      "    config_keys = \"greeting\"   -- your own keys: no warning for them at boot\n"
+	      "    greeting = \"hello\"         -- read with skynet.getenv \"greeting\"\n"
+	      "Every key the framework reads is described in docs/config.md.\n"
+	      "\n"
+	      "From the repository root:\n"
+	      "    make run     build and start the demo game server (examples/config)\n"
+	      "    make test    build and run every test\n",
+	      out);
+}
+
+/*
+ * Handle an option in place of the config file: --help and --version print
+ * and exit 0; any other argument starting with '-' exits 2. Returns for a
+ * file name.
+ */
+static void
+handle_option(const char *arg) {
+	if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+		usage(stdout);
+		exit(0);
+	}
+	if (strcmp(arg, "--version") == 0) {
+		printf("skywheel %s (skynet-compatible actor framework, Lua 5.4)\n", SKYNET_VERSION);
+		exit(0);
+	}
+	if (arg[0] == '-') {
+		fprintf(stderr, "skynet: unknown option %s (see skynet --help)\n", arg);
+		exit(2);
+	}
 }
 
 int
 main(int argc, char *argv[]) {
 	if (argc <= 1) {
-		usage();
+		usage(stderr);
 		return 1;
 	}
+	handle_option(argv[1]);
 	skynet_globalinit();
 	skynet_env_init();
 
@@ -49,6 +87,7 @@ main(int argc, char *argv[]) {
 		fprintf(stderr, "skynet: config: %s\n", err);
 		return 1;
 	}
+	skynet_keys_check();
 
 	struct skynet_config config;
 	config.thread = skynet_optint("thread", 8);
@@ -56,7 +95,7 @@ main(int argc, char *argv[]) {
 		fprintf(stderr, "skynet: config: thread must be 1..1024 (got %d)\n", config.thread);
 		return 1;
 	}
-	config.harbor = skynet_optint("harbor", 1);
+	config.harbor = skynet_optint("harbor", 0);
 	if (config.harbor < 0 || config.harbor > 255) {
 		fprintf(stderr, "skynet: config: harbor must be 0..255 (got %d)\n", config.harbor);
 		return 1;

@@ -13,6 +13,9 @@
 -- 2. Every config key the code reads (api.lua --config) has a row in a table of
 --    docs/config.md whose first cell is made only of code spans, one of them the key:
 --        | `thread` | 8 | worker threads |
+--    The node's own list of its keys (KEYS in skynet-src/skynet_keys.c, which warns at boot about
+--    any other key of a config) holds exactly the keys the code reads plus config_keys, and every
+--    key with a row in docs/config.md is in that list.
 -- 3. Every relative link in README.md and docs/**/*.md ([text](target), outside code) names an
 --    existing file or folder, and its #anchor, if any, names a heading of the target Markdown
 --    file (GitHub's rule: lower case, punctuation other than - and _ dropped, spaces to -,
@@ -244,6 +247,49 @@ end
 for _, k in ipairs(keys) do
 	if not key_rows[k.key] then
 		problem("%s:%d: config key %s has no row in docs/config.md (| `%s` | ... |)", k.file, k.line, k.key, k.key)
+	end
+end
+
+-- KEYS of skynet_keys.c: the string literals between its braces.
+local KEYS_FILE = "skynet-src/skynet_keys.c"
+local node_keys = {}
+do
+	local src = read(root .. "/" .. KEYS_FILE) or ""
+	local body = src:match "static const char %*const KEYS%[%] = (%b{})"
+	if not body then
+		problem("%s: no KEYS list found", KEYS_FILE)
+	else
+		for key in body:gmatch '"([^"]+)"' do
+			node_keys[key] = true
+		end
+	end
+end
+local code_keys = {}
+for _, k in ipairs(keys) do
+	code_keys[k.key] = true
+end
+local function sorted(set)
+	local out = {}
+	for k in pairs(set) do
+		out[#out + 1] = k
+	end
+	table.sort(out)
+	return out
+end
+for _, k in ipairs(sorted(code_keys)) do
+	if not node_keys[k] then
+		problem("%s: KEYS lacks %s, a key the code reads (the node would warn about it)", KEYS_FILE, k)
+	end
+end
+for _, k in ipairs(sorted(node_keys)) do
+	if not code_keys[k] then
+		problem("%s: KEYS has %s, which no code reads", KEYS_FILE, k)
+	end
+end
+for _, k in ipairs(sorted(key_rows)) do
+	if not node_keys[k] then
+		local row = key_rows[k][1]
+		problem("%s:%d: config key %s is documented but not in KEYS of %s", row.file, row.line, k, KEYS_FILE)
 	end
 end
 

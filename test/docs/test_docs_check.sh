@@ -1,7 +1,8 @@
 #!/bin/sh
 # Checks docs/tools/check.lua itself: on a private copy of the sources and docs, each case
 # breaks one thing the check must catch (an entry removed, a function or config key added to
-# the code, a broken link or anchor, a stale entry, a key read through an unknown wrapper) and
+# the code, a broken link or anchor, a stale entry, a key read through an unknown wrapper, the
+# node's key list out of step with the code or docs/config.md) and
 # expects a failure naming it; the unmodified copy must pass. Run by `make docs-check`.
 # Usage: sh test/docs/test_docs_check.sh   (from the repository root)
 set -u
@@ -56,6 +57,19 @@ expect "new config key in C" 1 "config key brand_new_key has no row"
 fresh
 printf 'local skynet = require "skynet"\nlocal v = skynet.getenv "lua_only_key"\n' > "$TMP/r/service/newkey.lua"
 expect "new config key in Lua" 1 "config key lua_only_key has no row"
+
+# The node's own key list (skynet_keys.c, which warns about unknown keys) must not drift.
+fresh
+sed -i 's/^    "logpath",$//' "$TMP/r/skynet-src/skynet_keys.c"
+expect "key missing from the node's list" 1 "KEYS lacks logpath"
+
+fresh
+sed -i 's/^    "logpath",$/&\n    "log_path_old",/' "$TMP/r/skynet-src/skynet_keys.c"
+expect "stale key in the node's list" 1 "KEYS has log_path_old, which no code reads"
+
+fresh
+printf '\n| `documented_only` | 1 | nothing reads it |\n' >> "$TMP/r/docs/config.md"
+expect "documented key the node would warn about" 1 "documented_only is documented but not in KEYS"
 
 fresh
 sed -i 's/skynet_getenv("logpath")/skynet_getenv(some_name)/' "$TMP/r/skynet-src/skynet_log.c"

@@ -28,6 +28,7 @@ flow_clients() {
 
 flow_node() {
 	cat >"$dir/config" <<CFG
+config_keys = "root"
 root = "$PWD/"
 thread = 2
 harbor = 0

@@ -44,6 +44,52 @@ node "$dir/missing.conf"
 [ $? -eq 1 ] && [ "$(wc -l <"$dir/out")" -eq 1 ] && grep -q missing.conf "$dir/out"
 check missing_config_one_line_exit_1 $?
 
+# --help and --version answer on standard output with exit 0; any other option is refused
+# with exit 2 instead of being read as a config file name.
+node --help
+[ $? -eq 0 ] && grep -q '^Usage: skynet CONFIG' "$dir/out" && grep -q 'docs/config.md' "$dir/out" &&
+	grep -q 'make run' "$dir/out"
+check help_prints_usage_exit_0 $?
+
+node -h
+[ $? -eq 0 ] && grep -q '^Usage: skynet CONFIG' "$dir/out"
+check short_help_exit_0 $?
+
+node --version
+[ $? -eq 0 ] && grep -qE '^skywheel [0-9]+\.[0-9]+' "$dir/out" && [ "$(wc -l <"$dir/out")" -eq 1 ]
+check version_prints_one_line_exit_0 $?
+
+node --bogus
+[ $? -eq 2 ] && grep -q 'unknown option --bogus' "$dir/out"
+check unknown_option_exit_2 $?
+
+# A key the framework does not read is reported once, with the nearest known key when it looks
+# like a typo (also when its value comes from $NAME); the node still boots. Keys listed in
+# config_keys are the config's own and are not reported.
+cat >"$dir/typo.conf" <<CFG
+thred = \$TYPO_THREADS
+strat = "main"
+luaservices = "./service/?.lua"
+config_keys = "world_size, reward_cs"
+world_size = 64
+reward_cs = 6000
+undeclared_thing = 1
+cpath = "$B/cservice/?.so"
+bootstrap = "echo 5"
+CFG
+export TYPO_THREADS=2
+node "$dir/typo.conf"
+st=$?
+[ $st -eq 0 ] && grep -q 'LAUNCH echo 5' "$dir/out" &&
+	grep -q 'skynet: config: unknown key "thred" (did you mean "thread"?)' "$dir/out" &&
+	grep -q 'unknown key "strat" (did you mean "start"?)' "$dir/out" &&
+	grep -q 'unknown key "luaservices" (did you mean "luaservice"?)' "$dir/out" &&
+	[ "$(grep -c 'unknown key "thred"' "$dir/out")" -eq 1 ]
+check typo_key_warns_with_suggestion_and_boots $?
+grep -q 'unknown key "undeclared_thing"' "$dir/out" && ! grep -q 'unknown key "undeclared_thing" (did you mean' "$dir/out" &&
+	! grep -q 'unknown key "\(world_size\|reward_cs\|config_keys\)"' "$dir/out"
+check declared_keys_do_not_warn $?
+
 printf 'thread = \n' >"$dir/bad.conf"
 node "$dir/bad.conf"
 [ $? -eq 1 ] && grep -q 'bad.conf:' "$dir/out"
@@ -90,10 +136,10 @@ sed 's/^/    | /' "$dir/hup.out"
 check sighup_reopens_log_file $?
 
 # Lua nodes: the Lua paths of a checkout, and a folder for the test's scripts.
+# harbor is left out: it defaults to 0.
 lua_conf() { # file, extra lines
 	cat >"$1" <<CFG
 thread = 2
-harbor = 0
 cpath = "$B/cservice/?.so"
 lua_cpath = "$B/luaclib/?.so"
 lua_path = "./lualib/?.lua;./lualib/?/init.lua"
@@ -102,6 +148,14 @@ lualoader = "./lualib/loader.lua"
 $2
 CFG
 }
+
+# Without harbor the node runs as one node (harbor = 0) and a Lua start service runs.
+printf 'local skynet = require "skynet"\nrequire "skynet.manager"\n%s\n' \
+	'skynet.start(function() skynet.error("start ran") skynet.abort(0) end)' >"$dir/hello.lua"
+lua_conf "$dir/noharbor.conf" 'start = "hello"'
+node "$dir/noharbor.conf"
+[ $? -eq 0 ] && grep -q 'start ran' "$dir/out" && ! grep -q 'unknown key' "$dir/out"
+check harbor_absent_boots_single_node $?
 
 # harbor != 0 asks for multi-node mode, which this build lacks: a clear line, exit 1.
 lua_conf "$dir/harbor.conf" 'harbor = 1'
@@ -166,6 +220,7 @@ while ! grep -q 'holding port' "$dir/hold.log" 2>/dev/null && [ $i -lt 500 ]; do
 done
 port=$(sed -n 's/.*holding port \([0-9]*\).*/\1/p' "$dir/hold.log")
 lua_conf "$dir/listen.conf" "start = \"listen\"
+config_keys = \"port\"
 port = ${port:-1}"
 node "$dir/listen.conf"
 st=$?

@@ -49,6 +49,7 @@ debug_console_port = 0
 web_port = 0
 metrics_port = 0
 idle_kick_cs = 100
+config_keys = config_keys .. ", monster_count"
 monster_count = 0
 CFG
 "$B/skynet" "$dir/config" &

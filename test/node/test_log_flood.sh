@@ -15,6 +15,7 @@ trap 'rm -rf "$dir"' EXIT
 LIMIT=100
 
 cat >"$dir/config" <<CFG
+config_keys = "root"
 root = "$PWD/"
 thread = 2
 harbor = 0

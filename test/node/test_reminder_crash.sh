@@ -14,6 +14,7 @@ trap 'rm -rf "$dir"' EXIT
 
 config() {
 	cat >"$dir/config.$1" <<CFG
+config_keys = "root, crash_dir, crash_mode"
 root = "$PWD/"
 thread = 2
 harbor = 0

@@ -50,6 +50,7 @@ config() {
 	db=$3
 	shift 3
 	cat >"$dir/config.$name" <<CFG
+config_keys = "root, rr_dir, rr_redis_dir, rr_mode, rr_node"
 root = "$PWD/"
 thread = 2
 harbor = 0

@@ -19,6 +19,7 @@ fi
 # run TRIM: prints "before peak after" (KB) of a node with malloc_trim = TRIM.
 run() {
 	cat >"$dir/config" <<CFG
+config_keys = "root"
 root = "$PWD/"
 thread = 2
 harbor = 0

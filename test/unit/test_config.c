@@ -1,11 +1,12 @@
 /*
- * Unit tests for the env table (skynet_env.c) and the config loader
- * (skynet_config.c). Config files are written under a fresh mkdtemp
+ * Unit tests for the env table (skynet_env.c), the config loader
+ * (skynet_config.c) and the list of known keys (skynet_keys.c). Config files are written under a fresh mkdtemp
  * directory that is removed at the end.
  */
 
 #include "skynet.h"
 #include "skynet_env.h"
+#include "skynet_keys.h"
 #include "tt.h"
 
 #include <dirent.h>
@@ -475,6 +476,67 @@ remove_tree(const char *path) {
 	remove(path);
 }
 
+static void
+env_keys_lists_every_key(int *failed) {
+	env_reset();
+	TT_CHECK(skynet_env_keys(NULL, 0) == 0);
+	skynet_setenv("alpha", "1");
+	skynet_setenv("beta", "2");
+	skynet_setenv("gamma", "3");
+	const char *keys[2];
+	TT_CHECK(skynet_env_keys(keys, 2) == 3); // only two stored
+	const char *all[4];
+	TT_CHECK(skynet_env_keys(all, 4) == 3);
+	int seen = 0;
+	for (int i = 0; i < 3; i++) {
+		if (strcmp(all[i], "alpha") == 0)
+			seen |= 1;
+		else if (strcmp(all[i], "beta") == 0)
+			seen |= 2;
+		else if (strcmp(all[i], "gamma") == 0)
+			seen |= 4;
+	}
+	TT_CHECK(seen == 7);
+	env_reset();
+}
+
+static bool
+suggests(const char *key, const char *want) {
+	const char *got = skynet_keys_suggest(key);
+	if (got == NULL || want == NULL)
+		return got == want;
+	return strcmp(got, want) == 0;
+}
+
+static void
+keys_known_and_suggested(int *failed) {
+	TT_CHECK(skynet_keys_is_known("thread"));
+	TT_CHECK(skynet_keys_is_known("config_keys"));
+	TT_CHECK(!skynet_keys_is_known("thred"));
+	TT_CHECK(suggests("thred", "thread"));           // a deletion
+	TT_CHECK(suggests("strat", "start"));            // a swap counts as one edit
+	TT_CHECK(suggests("luaservices", "luaservice")); // an insertion
+	TT_CHECK(suggests("Thread", "thread"));
+	TT_CHECK(suggests("tim", NULL)); // 2 edits are too many for a name this short
+	TT_CHECK(suggests("world_size", NULL));
+	TT_CHECK(suggests("", NULL));
+	char longname[100];
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	TT_CHECK(suggests(longname, NULL));
+}
+
+static void
+keys_declared_list(int *failed) {
+	TT_CHECK(skynet_keys_is_declared("world_size, reward_cs", "world_size"));
+	TT_CHECK(skynet_keys_is_declared("world_size, reward_cs", "reward_cs"));
+	TT_CHECK(skynet_keys_is_declared("a\tb  c,d", "c"));
+	TT_CHECK(!skynet_keys_is_declared("world_size, reward_cs", "world"));
+	TT_CHECK(!skynet_keys_is_declared("world_size, reward_cs", "reward_cs2"));
+	TT_CHECK(!skynet_keys_is_declared("", "x"));
+	TT_CHECK(!skynet_keys_is_declared(NULL, "x"));
+}
+
 int
 main(void) {
 	snprintf(TMP_DIR, sizeof(TMP_DIR), "%s/skywheel-cfg-XXXXXX",
@@ -500,6 +562,9 @@ main(void) {
 	TT_RUN(env_setenv_is_write_once);
 	TT_RUN(env_opt_writes_defaults_back);
 	TT_RUN(env_concurrent_readers_and_writers);
+	TT_RUN(env_keys_lists_every_key);
+	TT_RUN(keys_known_and_suggested);
+	TT_RUN(keys_declared_list);
 	skynet_env_exit();
 	remove_tree(TMP_DIR);
 	return tt_summary();
