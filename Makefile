@@ -142,6 +142,8 @@ $(BUILD)/luaclib/sproto.so: $(OBJ)/pic/skynet_malloc.o
 
 # The demo's terminal client: its socket module, loaded by the system lua5.4
 # (examples/lua-clientsocket.c), and `make client` to play (examples/).
+# `make console` talks to the demo's debug console (debug_console_port in
+# examples/config) with the same module: examples/console_client.lua.
 CLIENTSOCKET := $(BUILD)/luaclib/clientsocket.so
 all: $(CLIENTSOCKET)
 $(CLIENTSOCKET): examples/lua-clientsocket.c
@@ -150,6 +152,10 @@ $(CLIENTSOCKET): examples/lua-clientsocket.c
 .PHONY: client
 client: $(CLIENTSOCKET)
 	@LUA_CPATH="$(BUILD)/luaclib/?.so" lua5.4 examples/client.lua $(CLIENT_ARGS)
+CONSOLE_ARGS ?= 127.0.0.1 8000
+.PHONY: console
+console: $(CLIENTSOCKET)
+	@LUA_CPATH="$(BUILD)/luaclib/?.so" lua5.4 examples/console_client.lua $(CONSOLE_ARGS)
 
 $(OBJ)/test/%: test/unit/%.c $(CORE_LIB)
 	@mkdir -p $(dir $@)

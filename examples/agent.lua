@@ -316,7 +316,7 @@ skynet.start(function()
 		if f == nil then
 			skynet.error(sformat("error: agent: unknown command (%s)", tostring(cmd)))
 			if session ~= 0 then
-				skynet.retpack(nil)
+				skynet.response()(false) -- the caller's call fails, not a nil answer
 			end
 			return
 		end

@@ -14,6 +14,9 @@
  *                                        non-blocking with TCP_NODELAY
  *   send(fd, payload) -> true            one frame; waits (poll) until
  *                                        it is all written
+ *   write(fd, bytes) -> true             the bytes as they are, no header
+ *                                        (the debug console's lines);
+ *                                        waits like send
  *   recv(fd) -> bytes                    what is buffered now ("" if
  *                                        nothing); nil, "closed" at EOF
  *   poll(fd, timeout_ms [, stdin=true]) -> sock, input
@@ -140,6 +143,18 @@ lsend(lua_State *L) {
 }
 
 static int
+lwrite(lua_State *L) {
+	int fd = (int)luaL_checkinteger(L, 1);
+	size_t len;
+	const char *bytes = luaL_checklstring(L, 2, &len);
+	int err = write_all(fd, bytes, len);
+	if (err != 0)
+		return fail(L, "write", err);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+static int
 lrecv(lua_State *L) {
 	int fd = (int)luaL_checkinteger(L, 1);
 	luaL_Buffer b;
@@ -223,8 +238,9 @@ int
 luaopen_clientsocket(lua_State *L) {
 	luaL_checkversion(L);
 	static const luaL_Reg funcs[] = {
-	    {"connect", lconnect},     {"send", lsend},     {"recv", lrecv},   {"poll", lpoll},
-	    {"readstdin", lreadstdin}, {"isatty", lisatty}, {"close", lclose}, {NULL, NULL},
+	    {"connect", lconnect}, {"send", lsend},   {"write", lwrite},
+	    {"recv", lrecv},       {"poll", lpoll},   {"readstdin", lreadstdin},
+	    {"isatty", lisatty},   {"close", lclose}, {NULL, NULL},
 	};
 	luaL_newlib(L, funcs);
 	return 1;

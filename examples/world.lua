@@ -989,7 +989,7 @@ skynet.start(function()
 			skynet.error(sformat("error: world: unknown command (%s) from %s", tostring(cmd),
 				skynet.address(source)))
 			if session ~= 0 then
-				skynet.retpack(nil)
+				skynet.response()(false) -- the caller's call fails, not a nil answer
 			end
 			return
 		end

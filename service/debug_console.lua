@@ -13,10 +13,16 @@
 -- "key\tvalue" lines (a table value is flattened to sorted "k:v" items
 -- joined by tabs), then "<CMD OK>". An error prints its message, then
 -- "<CMD Error>". An unknown command prints "Invalid command <word>, type help
--- for command list", then "<CMD Error>". `help` prints one line per command,
--- sorted: its usage padded to the widest usage, then what it does. `kill`
--- and `exit` of an address with no service behind it fail with "No service
--- at :addr ..."; `info` says so when the service has no info to give.
+-- for command list", then "<CMD Error>"; skynet's commands that skywheel
+-- lacks (MISSING: cmem, jmem, dumpheap, profactive, shrtbl) print "<name>:
+-- not available in skywheel: <why>" instead. `help` prints one line per
+-- command, sorted: its usage padded to the widest usage, then what it does;
+-- then a blank line and one naming the MISSING commands. A command on an
+-- address with no service behind it fails with "No service at :addr ...",
+-- one whose request the service fails (an error reply has no text) with
+-- ":addr failed the request: ..."; a failed `start` or
+-- `log` with "Failed to start <name>: <why>". `info` says so when the
+-- service has no info to give.
 -- A line "GET /cmd/arg HTTP/1.x" runs the path (slashes turned into
 -- spaces, %XX decoded) as a command; "POST ..." runs each line of the body.
 -- Either way the connection closes after the output, which is the console
@@ -50,6 +56,21 @@ local RATE_LINES <const> = 1000 -- input lines per second beyond which a connect
 
 local listen_ip, listen_port
 local COMMAND = {} -- name -> { fn = f, usage = text, help = text, raw = bool }
+
+-- skynet's commands that need what skywheel does not have: each answers
+-- "<CMD Error>" with why and what to use instead, not "Invalid command";
+-- help names them after its main list.
+local JEMALLOC <const> = "skywheel uses the system allocator, not skynet's jemalloc: use `mem` "
+	.. "for the Lua heaps, and the metrics' process_resident_memory_bytes (docs/metrics.md) for "
+	.. "the process"
+local MISSING <const> = {
+	cmem = "it reads skynet's jemalloc statistics of C memory per service; " .. JEMALLOC,
+	jmem = "it prints skynet's jemalloc statistics; " .. JEMALLOC,
+	dumpheap = "it dumps skynet's jemalloc heap profile; " .. JEMALLOC,
+	profactive = "it switches skynet's jemalloc heap profiling; " .. JEMALLOC,
+	shrtbl = "it reports the shared short string table of skynet's patched Lua; skywheel runs "
+		.. "Debian's stock Lua 5.4, which has none: use `mem` for the Lua heaps",
+}
 local QUIT <const> = {} -- a command's result that closes the connection after the output
 
 ---------------------------------------------------------------- output
@@ -217,9 +238,31 @@ local function launcher(...)
 	return skynet.call(".launcher", "lua", ...)
 end
 
+local function no_service(h)
+	fail("No service at %s (it has exited, or never existed)", skynet.address(h))
+end
+
+-- skynet.call, its failures said with the address. An error reply carries
+-- no text: the callee's message (an error it raised, the command it
+-- refused) is in the node's log.
+local function call_service(h, proto, ...)
+	local r = table.pack(pcall(skynet.call, h, proto, ...))
+	if r[1] then
+		return table.unpack(r, 2, r.n)
+	end
+	local err = tostring(r[2])
+	if err:find("call to invalid address", 1, true) then
+		no_service(h)
+	elseif err:find("call failed", 1, true) then
+		fail("%s failed the request: it raised an error, refused the request or exited "
+			.. "(the node's log says which)", skynet.address(h))
+	end
+	error(r[2], 0)
+end
+
 -- A debug-protocol request's results, packed (n may be 0).
 local function debug_call(addr, ...)
-	return table.pack(skynet.call(to_address(addr), "debug", ...))
+	return table.pack(call_service(to_address(addr), "debug", ...))
 end
 
 -- Results of a call shown one value a line (a lone table as key\tvalue
@@ -242,10 +285,6 @@ local function is_alive(h)
 	return skynet.send(h, "debug", "PING") ~= nil
 end
 
-local function no_service(h)
-	fail("No service at %s (it has exited, or never existed)", skynet.address(h))
-end
-
 local function need_alive(h)
 	if not is_alive(h) then
 		no_service(h)
@@ -265,6 +304,10 @@ def("help", "help: the commands and what they do", function()
 		local c = COMMAND[name]
 		lines[i] = string.format("%-" .. width .. "s  %s", c.usage, c.help)
 	end
+	local missing = sorted_keys(MISSING)
+	lines[#lines + 1] = ""
+	lines[#lines + 1] = "not available in skywheel: " .. table.concat(missing, ", ")
+		.. " (skynet's; each says why)"
 	return table.concat(lines, "\n")
 end)
 
@@ -292,13 +335,42 @@ def("service", "service: the unique services (service_mgr)", function()
 	return list
 end)
 
+-- Why the launch of service name failed. A failed launch tells its caller
+-- no reason (the service logs it), so the service's file is looked for here
+-- as the loader does, along the luaservice templates.
+local function why_not_started(name)
+	local tried = {}
+	for template in (skynet.getenv "luaservice" or ""):gmatch "[^;]+" do
+		local path = template:gsub("%?", function()
+			return name
+		end)
+		local f = io.open(path, "rb")
+		if f then
+			f:close()
+			local _, err = loadfile(path, "bt", {})
+			if err then
+				return "it does not compile: " .. err
+			end
+			return "its start raised an error (the node's log says which)"
+		end
+		tried[#tried + 1] = path
+	end
+	return "no such service file (looked for " .. table.concat(tried, ", ") .. ")"
+end
+
+local function start_failed(name)
+	fail("Failed to start %s: %s", name, why_not_started(name))
+end
+
+-- A service that calls skynet.exit in its start function is not a failure:
+-- newservice returns nil, shown as "Exit".
 def("start", "start <name> [args...]: newservice; prints its address", function(name, ...)
 	if name == nil then
 		fail("Usage: start <service> [args...]")
 	end
 	local ok, addr = pcall(skynet.newservice, name, ...)
 	if not ok then
-		return "Failed"
+		start_failed(name)
 	elseif addr == nil then
 		return "Exit"
 	end
@@ -310,8 +382,10 @@ def("log", "log <name> [args...]: start, with its message log (needs logpath)", 
 		fail("Usage: log <service> [args...]")
 	end
 	need_logpath()
-	local addr = launcher("LOGLAUNCH", "snlua", name, ...)
-	if addr == nil then
+	local ok, addr = pcall(launcher, "LOGLAUNCH", "snlua", name, ...)
+	if not ok then
+		start_failed(name)
+	elseif addr == nil then
 		return "Exit"
 	end
 	return { [skynet.address(addr)] = name }
@@ -325,7 +399,10 @@ def("snax", "snax <name> [args...]: snax.newservice (when snax is installed)", f
 	if name == nil then
 		fail("Usage: snax <service> [args...]")
 	end
-	local s = snax.newservice(name, ...)
+	local started, s = pcall(snax.newservice, name, ...)
+	if not started then
+		fail("Failed to start %s: %s", name, tostring(s))
+	end
 	return { [skynet.address(s.handle)] = name }
 end)
 
@@ -371,7 +448,11 @@ def("killtask", "killtask <addr> <co>: kill a pending coroutine", function(addr,
 	if name == nil then
 		fail("Usage: killtask <address> <name>")
 	end
-	return values(debug_call(addr, "KILLTASK", name))
+	local r = debug_call(addr, "KILLTASK", name)
+	if r[1] == "Not found" then
+		fail("Not found: no pending coroutine or session %s in %s", name, addr)
+	end
+	return values(r)
 end)
 
 def("dbgcmd", "dbgcmd <addr> <CMD> [args...]: any debug-protocol command", function(addr, cmd, ...)
@@ -384,7 +465,7 @@ end)
 def("ping", "ping <addr>: round trip to a service, in cs", function(addr)
 	local h = to_address(addr)
 	local t0 = skynet.now()
-	skynet.call(h, "debug", "PING")
+	call_service(h, "debug", "PING")
 	return tostring(skynet.now() - t0)
 end)
 
@@ -395,7 +476,7 @@ def("call", "call <addr> <expr, ...>: lua call with the evaluated arguments", fu
 	if f == nil then
 		fail("%s", err)
 	end
-	return table.pack(skynet.call(h, "lua", f()))
+	return table.pack(call_service(h, "lua", f()))
 end, true)
 
 local TRACE_FLAG <const> = { on = true, off = false }
@@ -410,9 +491,9 @@ def("trace", "trace <addr> [proto] [on|off]: request tracing of a protocol", fun
 		fail("Invalid trace flag %s (on or off)", flag)
 	end
 	if proto then
-		skynet.call(h, "debug", "TRACELOG", proto, TRACE_FLAG[flag])
+		call_service(h, "debug", "TRACELOG", proto, TRACE_FLAG[flag])
 	else
-		skynet.call(h, "debug", "TRACELOG", TRACE_FLAG[flag])
+		call_service(h, "debug", "TRACELOG", TRACE_FLAG[flag])
 	end
 end)
 
@@ -427,7 +508,7 @@ def("inject", "inject <addr> <file.lua>: run the file inside a service", functio
 	end
 	local source = f:read "a"
 	f:close()
-	local ok, output = skynet.call(h, "debug", "RUN", source, filename)
+	local ok, output = call_service(h, "debug", "RUN", source, filename)
 	if not ok then
 		fail("%s", tostring(output))
 	end
@@ -440,15 +521,15 @@ end)
 
 def("logon", "logon <addr>: log what a service receives (needs logpath)", function(addr)
 	need_logpath()
-	core.command("LOGON", skynet.address(to_address(addr)))
+	core.command("LOGON", skynet.address(need_alive(to_address(addr))))
 end)
 
 def("logoff", "logoff <addr>: stop that log", function(addr)
-	core.command("LOGOFF", skynet.address(to_address(addr)))
+	core.command("LOGOFF", skynet.address(need_alive(to_address(addr))))
 end)
 
 def("signal", "signal <addr> [n]: signal 0 breaks a loop, 1 logs memory", function(addr, n)
-	local h = to_address(addr)
+	local h = need_alive(to_address(addr))
 	local sig = n and math.tointeger(tonumber(n))
 	if n and sig == nil then
 		fail("Invalid signal %s", n)
@@ -520,7 +601,7 @@ def("timers", "timers [addr]: pending timers per service, and the node total", f
 		return timers_all(DEFAULT_TIMEOUT)
 	end
 	local h = to_address(addr)
-	return { [skynet.address(h)] = skynet.call(h, "debug", "TIMERS") }
+	return { [skynet.address(h)] = call_service(h, "debug", "TIMERS") }
 end)
 
 def("reminders", "reminders: durable reminders: counts, next due, dead letters, store health", function()
@@ -571,9 +652,14 @@ local function run_command(line, print)
 	if words[1] == nil then
 		return false
 	end
-	local c = COMMAND[words[1]:lower()]
+	local name = words[1]:lower()
+	local c = COMMAND[name]
 	if c == nil then
-		print(string.format("Invalid command %s, type help for command list", words[1]))
+		if MISSING[name] then
+			print(string.format("%s: not available in skywheel: %s", name, MISSING[name]))
+		else
+			print(string.format("Invalid command %s, type help for command list", words[1]))
+		end
 		print "<CMD Error>"
 		return false
 	end

@@ -9,6 +9,9 @@ local t = require "testlib"
 local console, port
 local OK <const> = "<CMD OK>"
 local ERR <const> = "<CMD Error>"
+-- After the address, when a service fails a request of the console.
+local FAILED_REQUEST <const> = " failed the request: it raised an error, refused the request or "
+	.. "exited (the node's log says which)"
 
 ---------------------------------------------------------------- client
 
@@ -116,10 +119,14 @@ local helper -- a svc_console_timers started through the console
 
 ---------------------------------------------------------------- cases
 
--- help lines: "<usage>  <what it does>", every description at one column.
+-- help lines: "<usage>  <what it does>", every description at one column,
+-- up to the blank line before the note on skynet's commands skywheel lacks.
 local function help_lines(out)
 	local map, col, prev = {}, nil, nil
 	for _, l in ipairs(out) do
+		if l == "" then -- the main list ends; a note follows
+			break
+		end
 		local usage, gap = l:match "^(%S[^\t]-%S?)(  +)%S"
 		t.ok(usage and not usage:find("  ", 1, true), string.format("help line shape: %q", l))
 		local name = usage:match "^%S+"
@@ -163,9 +170,29 @@ t.case("list and start", function()
 	helper = tonumber(addr:sub(2), 16)
 	t.eq(skynet.call(helper, "lua", "echo", "hi"), "hi", "started service answers")
 	t.eq(kv(ok "list", "list")[addr], "snlua svc_console_timers", "listed")
-	t.eq(ok("start svc_init_error")[1], "Failed", "init error")
 	t.eq(ok("start svc_exit_in_start")[1], "Exit", "exit in start")
 	fails("start", "Usage")
+end)
+
+t.case("a failed start: <CMD Error> and one line with the name and why", function()
+	local out = fails("start nosuchservice")
+	t.eq(#out, 1, "one line: " .. table.concat(out, " | "))
+	t.ok(out[1]:find("Failed to start nosuchservice: no such service file", 1, true), out[1])
+	t.ok(out[1]:find("service/nosuchservice.lua", 1, true), "says where it looked: " .. out[1])
+	out = fails("start svc_init_error")
+	t.eq(#out, 1, "one line: " .. table.concat(out, " | "))
+	t.ok(out[1]:find("Failed to start svc_init_error: its start raised an error", 1, true), out[1])
+end)
+
+-- The demo's world and watchdog log an unknown command; the caller must see
+-- an error, not a nil answer.
+t.case("call: the demo's services refuse an unknown command", function()
+	local game = require "svc_game_util"
+	local g = game.start()
+	for _, h in ipairs { g.world, g.watchdog } do
+		t.same(fails("call " .. skynet.address(h) .. ' "nosuch"'),
+			{ skynet.address(h) .. FAILED_REQUEST }, "unknown command")
+	end
 end)
 
 t.case("stat, mem and gc", function()
@@ -211,7 +238,8 @@ t.case("debug passthrough: info task uniqtask killtask dbgcmd ping", function()
 	local task = ok("task " .. addr)
 	t.ok(table.concat(task, "\n"):find("session:", 1, true), "task lists the timeouts")
 	ok("uniqtask " .. addr)
-	t.eq(ok("killtask " .. addr .. " nosuchthread")[1], "Not found", "killtask")
+	t.same(fails("killtask " .. addr .. " nosuchthread"),
+		{ "Not found: no pending coroutine or session nosuchthread in " .. addr }, "killtask")
 	fails("killtask " .. addr, "Usage")
 	t.eq(#ok("dbgcmd " .. addr .. " PING"), 0, "dbgcmd PING")
 	fails("dbgcmd " .. addr .. " NOSUCH")
@@ -228,7 +256,8 @@ t.case("call, trace, inject", function()
 	t.eq(r["2"], "two words", "second result")
 	t.eq(r.n, "2", "count")
 	fails("call " .. addr .. " )(")
-	fails("call " .. addr .. ' "nosuch"', "call failed")
+	t.same(fails("call " .. addr .. ' "nosuch"'),
+		{ addr .. FAILED_REQUEST }, "an error in the callee")
 	ok("trace " .. addr .. " on")
 	ok("trace " .. addr .. " lua off")
 	ok("trace " .. addr)
@@ -289,6 +318,9 @@ t.case("logon, logoff and log", function()
 	ok("kill " .. skynet.address(other))
 	local lpath = string.format("%s/%08x.log", dir, other)
 	t.ok(io.open(lpath), "LOGLAUNCH opened a log")
+	out = fails("log nosuchservice")
+	t.eq(#out, 1, "log: one line: " .. table.concat(out, " | "))
+	t.ok(out[1]:find("Failed to start nosuchservice: no such service file", 1, true), out[1])
 	os.remove(lpath)
 	os.remove(dir)
 end)
@@ -300,7 +332,7 @@ t.case("kill and exit remove services", function()
 	local k = kv(ok("kill " .. skynet.address(a)), "kill")
 	t.eq(k[skynet.address(a)], "snlua svc_console_timers", "kill result")
 	t.eq(kv(ok "list", "list")[skynet.address(a)], nil, "killed service left the list")
-	fails("ping " .. skynet.address(a), "invalid address")
+	fails("ping " .. skynet.address(a), "No service at " .. skynet.address(a))
 	local gone = "No service at " .. skynet.address(a) .. " (it has exited, or never existed)"
 	t.same(fails("kill " .. skynet.address(a)), { gone }, "kill of a dead service")
 	fails("kill " .. bare(a), gone)
@@ -311,6 +343,29 @@ t.case("kill and exit remove services", function()
 	t.quiesce()
 	t.eq(kv(ok "list", "list")[skynet.address(b)], nil, "exited service left the list")
 	fails("exit " .. skynet.address(b), "No service at " .. skynet.address(b))
+end)
+
+-- skynet's commands that need its jemalloc or its patched Lua.
+t.case("skynet commands skywheel lacks: <CMD Error>, why, and what to use", function()
+	local want = {
+		cmem = "jemalloc", jmem = "jemalloc", dumpheap = "jemalloc", profactive = "jemalloc",
+		shrtbl = "short string table",
+	}
+	for name, why in pairs(want) do
+		local out = fails(name)
+		t.eq(#out, 1, name .. ": one line")
+		t.ok(out[1]:find(name .. ": not available in skywheel: ", 1, true), out[1])
+		t.ok(out[1]:find(why, 1, true), out[1])
+		t.ok(not out[1]:find("Invalid command", 1, true), out[1])
+	end
+	t.ok(fails("cmem")[1]:find("`mem`", 1, true), "cmem says to use mem")
+	t.ok(fails("JMEM 1")[1]:find("not available", 1, true), "any case, with arguments")
+	local help = table.concat(ok "help", "\n")
+	for name in pairs(want) do
+		t.ok(not help:find("\n" .. name .. " ", 1, true), name .. " is not in help's main list")
+	end
+	t.ok(help:find("not available in skywheel: cmem, dumpheap, jmem, profactive, shrtbl", 1, true),
+		"help names them once: " .. help)
 end)
 
 t.case("bad commands and bad addresses", function()
@@ -325,8 +380,12 @@ t.case("bad commands and bad addresses", function()
 	fails("ping :0", "Invalid address")
 	fails("ping :12345678901", "Invalid address")
 	fails("ping .nosuch", "Unknown name .nosuch")
-	fails("ping :00fffff0", "invalid address")
+	fails("ping :00fffff0", "No service at :00fffff0")
 	fails("kill", "Missing address")
+	for _, c in ipairs { "signal", "logoff", "timers", "task", "info", "trace" } do
+		t.same(fails(c .. " :00fffff0"), { "No service at :00fffff0 (it has exited, or never existed)" },
+			c .. " of a dead address")
+	end
 	fails("info :00fffff0")
 	socket.write(shared, "\n  \t\n") -- blank lines print nothing
 	socket.write(shared, "\255\244\255\253\6\r\n") -- telnet Ctrl-C: IAC IP, IAC DO TM

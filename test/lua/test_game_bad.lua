@@ -1,6 +1,7 @@
 -- Bad input to the demo game: malformed and oversized requests get an
--- error answer and the agent and the world go on; a client vanishing
--- mid-frame or mid-request is cleaned up (agent gone, player offline).
+-- error answer and the agent and the world go on (an unknown lua command
+-- fails the call); a client vanishing mid-frame or mid-request is cleaned
+-- up (agent gone, player offline).
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 local t = require "testlib"
@@ -88,12 +89,13 @@ t.case("bad lua messages to the world and the agent do not kill them", function(
 	local g = game.start {}
 	local c = game.login(g, "alice")
 	local agent = game.agent(g, "alice")
-	t.eq(skynet.call(g.world, "lua", "no_such_command"), nil, "unknown world command")
+	t.raises("call failed", skynet.call, g.world, "lua", "no_such_command") -- the world lives on
 	t.ok(skynet.call(g.world, "lua", "request", "alice", "move", "move n"):match
 		"^err move not logged in", "a request from a service that is not alice's agent")
 	t.eq(skynet.call(g.world, "lua", "request", nil, nil, nil), "err nil not logged in",
 		"nil arguments")
-	t.eq(skynet.call(agent, "lua", "no_such_command"), nil, "unknown agent command")
+	t.raises("call failed", skynet.call, agent, "lua", "no_such_command")
+	t.raises("call failed", skynet.call, g.watchdog, "lua", "no_such_command")
 	t.eq(c:request "move n", "ok move x=5 y=4", "alice plays on")
 	t.ok(game.stats(g).online == 1, "the world is alive")
 	c:close()
