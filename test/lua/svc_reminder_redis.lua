@@ -17,8 +17,12 @@ local t = require "testlib"
 
 local mode = skynet.getenv "rr_mode"
 local redis_dir = skynet.getenv "rr_redis_dir"
-local LATE_S <const> = 0.020 -- nine runs in ten fire within this of their due
-local LATE_CAP_S <const> = 0.100 -- and every run within this
+-- Nine runs in ten fire within LATE_S of their due, and every run within
+-- LATE_CAP_S: loose bounds, since other processes share the machine (the
+-- precise figure is a benchmark's: reminder.fire_late_p99_ms).
+local SANITIZED <const> = os.getenv "SKYNET_SAN" ~= nil
+local LATE_S <const> = SANITIZED and 0.100 or 0.030
+local LATE_CAP_S <const> = 1.0
 local STORE_TIMEOUT_S <const> = 5 -- skynet.reminder.redis's request timeout
 
 local target
