@@ -1,6 +1,6 @@
 -- luacheck configuration (`make lint`): the Lua of lualib/, service/,
--- examples/ and test/ is Lua 5.4 with no globals of its own, except the few
--- the framework defines, declared here once.
+-- examples/, test/ and bench/ is Lua 5.4 with no globals of its own, except
+-- the few the framework defines, declared here once.
 std = "lua54"
 
 -- Every service reads these two; lualib/loader.lua (and service/snaxd.lua

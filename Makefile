@@ -256,7 +256,7 @@ format-check:
 # the command) with .luacheckrc, then test/lint/refs.sh: no file points at a
 # path or document outside the repository; then test/lint/cycles.sh: no circle
 # among skynet-src modules, in their #includes or their calls (nm on the objects).
-LINT_LUA := lualib service examples test docs/types
+LINT_LUA := lualib service examples test bench docs/types
 lint: $(CORE_OBJ)
 	@command -v luacheck >/dev/null 2>&1 || sh 3rd/deps-test.sh
 	luacheck -q $(LINT_LUA)

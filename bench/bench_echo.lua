@@ -6,7 +6,7 @@ local call = skynet.call
 local hpc = skynet.hpc
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, a, b)
+	skynet.dispatch("lua", function(_, _, cmd, a, b)
 		if cmd == "echo" then
 			skynet.retpack(a)
 		elseif cmd == "calls" then

@@ -30,20 +30,16 @@ local WATCHDOG_CS <const> = 18000
 local function bench_spawn()
 	skynet.newservice("bench_footprint_idle") -- warm up
 	collectgarbage("collect")
-	local list = {}
-	for i = 1, SERVICES do
-		list[i] = false -- the list's own growth stays out of the figures
-	end
 	local rss0 = proc.vmrss_kib()
 	local t0 = hpc()
-	for i = 1, FIRST do
-		list[i] = skynet.newservice("bench_footprint_idle")
+	for _ = 1, FIRST do
+		skynet.newservice("bench_footprint_idle")
 	end
 	local t1 = hpc()
 	local rss1 = proc.vmrss_kib()
 	local t2 = hpc()
-	for i = FIRST + 1, SERVICES do
-		list[i] = skynet.newservice("bench_footprint_idle")
+	for _ = FIRST + 1, SERVICES do
+		skynet.newservice("bench_footprint_idle")
 	end
 	local t3 = hpc()
 	local rss2 = proc.vmrss_kib()

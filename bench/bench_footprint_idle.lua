@@ -3,7 +3,7 @@
 local skynet = require "skynet"
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd)
+	skynet.dispatch("lua", function(_, _, cmd)
 		skynet.retpack(cmd)
 	end)
 end)

@@ -31,7 +31,7 @@ end
 
 skynet.start(function()
 	math.randomseed(skynet.self())
-	skynet.dispatch("lua", function(session, source, cmd, deadline)
+	skynet.dispatch("lua", function(_, _, cmd, deadline)
 		if cmd == "go" then
 			tick_until(deadline)
 		elseif cmd == "stats" then

@@ -108,7 +108,7 @@ local function bench_timeouts()
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, stamp)
+	skynet.dispatch("lua", function(_, _, cmd, stamp)
 		if cmd == "done" then
 			done_count = done_count + 1
 			if stamp > done_last then

@@ -21,11 +21,11 @@ if mode == "sub" then
 	local owner
 	local ch
 	skynet.start(function()
-		skynet.dispatch("lua", function(session, source, cmd, channel)
+		skynet.dispatch("lua", function(_, source, _, channel)
 			owner = source
 			ch = mc.new {
 				channel = channel,
-				dispatch = function(_, _, msg, final)
+				dispatch = function(_, _, _, final)
 					if final then
 						skynet.send(owner, "lua", "done", count)
 						count = 0
@@ -71,7 +71,7 @@ local function run(ch)
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, count)
+	skynet.dispatch("lua", function(_, _, _, count)
 		if count ~= expect then
 			bad = bad + 1
 		end

@@ -85,7 +85,7 @@ local function run()
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd)
+	skynet.dispatch("lua", function(_, _, cmd)
 		if cmd ~= "run" then
 			error("bench_sched: unknown command (" .. tostring(cmd) .. ")")
 		end

@@ -71,7 +71,7 @@ function CMD.hist()
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, ...)
+	skynet.dispatch("lua", function(session, _, cmd, ...)
 		local f = CMD[cmd]
 		if session == 0 then
 			f(...)

@@ -4,7 +4,7 @@ local skynet = require "skynet"
 local send = skynet.send
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, dest, n)
+	skynet.dispatch("lua", function(_, _, cmd, dest, n)
 		if cmd == "go" then
 			for _ = 1, n do
 				send(dest, "lua", 1)

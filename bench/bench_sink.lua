@@ -7,7 +7,7 @@ local count = 0
 local reporter = nil
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, v, ...)
+	skynet.dispatch("lua", function(_, _, v, ...)
 		if v == 1 then
 			count = count + 1
 			if count == target then

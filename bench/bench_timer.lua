@@ -85,7 +85,7 @@ function CMD.sleep1()
 end
 
 skynet.start(function()
-	skynet.dispatch("lua", function(session, source, cmd, ...)
+	skynet.dispatch("lua", function(_, _, cmd, ...)
 		local f = CMD[cmd]
 		if not f then
 			error("bench_timer: unknown command (" .. tostring(cmd) .. ")")

@@ -18,7 +18,7 @@ local skynet = require "skynet"
 local report = require "bench_report"
 require "skynet.manager"
 
-local role, arg1 = ...
+local role = ...
 
 local SECONDS <const> = 3
 local WATCHDOG_CS <const> = 9000

@@ -2,7 +2,7 @@
  * skynet.metrics: the node-wide figures the metrics service exports, read
  * straight from the core (skynet_service_stats, skynet_timer_stat).
  *
- *   services() -> array of { handle, mqlen, message, cpu } (cpu in seconds)
+ *   services() -> array of { handle, mqlen, message, cpu (seconds), module }
  *   timers()   -> { pending, fired, late_sum (seconds),
  *                   buckets = { { le (seconds, math.huge last), count }, ... } }
  *                 (bucket counts are per bucket, not cumulative)
@@ -35,7 +35,7 @@ lservices(lua_State *L) {
 	st = copy;
 	lua_createtable(L, n, 0);
 	for (int i = 0; i < n; i++) {
-		lua_createtable(L, 0, 4);
+		lua_createtable(L, 0, 5);
 		lua_pushinteger(L, st[i].handle);
 		lua_setfield(L, -2, "handle");
 		lua_pushinteger(L, st[i].mqlen);
@@ -44,6 +44,8 @@ lservices(lua_State *L) {
 		lua_setfield(L, -2, "message");
 		lua_pushnumber(L, (double)st[i].cpu_us / 1000000.0);
 		lua_setfield(L, -2, "cpu");
+		lua_pushstring(L, st[i].module);
+		lua_setfield(L, -2, "module");
 		lua_rawseti(L, -2, i + 1);
 	}
 	return 1;

@@ -1,16 +1,25 @@
 -- metrics: the node's state in the Prometheus text format (version 0.0.4)
 -- at GET /metrics on a loopback address.
 --
---   skynet.newservice("metrics", "127.0.0.1", 9100[, top])
---   (or the config keys metrics_address / metrics_port when started with
---   no arguments; top: how many services get per-service series, 10)
+--   skynet.newservice("metrics", "127.0.0.1", 9100[, top[, series_max]])
+--   (or the config keys metrics_address, metrics_port, metrics_top and
+--   metrics_series_max when started with no arguments)
 --
 -- Every scrape reads the core's figures (skynet.metrics: services, queue
 -- lengths, messages, CPU, timers and the timer lateness histogram), asks the
--- top services by CPU for their Lua memory through the debug protocol
--- (at most 50 cs each), counts the sockets (socketdriver.info) and reads the
--- process's RSS and CPU from /proc/self. Only loopback addresses are
--- accepted: the numbers describe the inside of the node.
+-- services with per-service series for their Lua memory through the debug
+-- protocol (at most 50 cs each), counts the sockets (socketdriver.info) and
+-- reads the process's RSS and CPU from /proc/self. Only loopback addresses
+-- are accepted: the numbers describe the inside of the node.
+--
+-- Per-service series are stable, as Prometheus expects: a service gets them
+-- at the first scrape that finds it among the top (10) services by CPU, and
+-- keeps them until it exits, even when it drops out of the top later. At
+-- most series_max (3 x top) services have them: while that many are
+-- tracked, a newcomer to the top waits until a tracked service exits.
+-- Services are labelled with the launcher's description ("snlua agent"),
+-- or for those the launcher did not start, the name of their C module
+-- ("logger", "gate"; the launcher itself is "snlua launcher").
 --
 -- Counters that sum over live services (messages dispatched) would drop
 -- when a service exits; the exported value never decreases: it is the
@@ -26,9 +35,12 @@ local sformat = string.format
 local tconcat = table.concat
 
 local TOP_DEFAULT <const> = 10
+local SERIES_PER_TOP <const> = 3 -- series_max defaults to 3 x top
 local MEM_TIMEOUT_CS <const> = 50
 
 local top_n = TOP_DEFAULT
+local series_max = SERIES_PER_TOP * TOP_DEFAULT
+local tracked = {} -- handle -> true: has per-service series (entered the top, alive)
 local known = {} -- handle -> last message count seen
 local retired_messages = 0 -- messages of services that exited since start
 local names = {} -- handle -> "snlua agent" (launcher's list, refreshed per scrape)
@@ -44,14 +56,27 @@ local function escape_label(v)
 	return (tostring(v):gsub("\\", "\\\\"):gsub("\n", "\\n"):gsub('"', '\\"'))
 end
 
+-- The shortest of %.15g, %.16g and %.17g that reads back as v (%.17g
+-- always does): 0.0025, not 0.0025000000000000001. Integers as they are.
 local function fmt(v)
-	if v == math.huge then
-		return "+Inf"
-	end
 	if math.type(v) == "integer" then
 		return tostring(v)
 	end
-	return sformat("%.17g", v)
+	if v ~= v then
+		return "NaN"
+	elseif v == math.huge then
+		return "+Inf"
+	elseif v == -math.huge then
+		return "-Inf"
+	end
+	local text
+	for digits = 15, 17 do
+		text = sformat("%." .. digits .. "g", v)
+		if tonumber(text) == v then
+			break
+		end
+	end
+	return text
 end
 
 local function metric(out, name, kind, help)
@@ -86,6 +111,8 @@ local function proc_stat()
 	return (utime + stime) / CLK_TCK, rss_pages * PAGE_SIZE
 end
 
+-- The launcher's descriptions of the services it started; the launcher,
+-- started by bootstrap, is not in its own list.
 local function refresh_names()
 	local ok, list = pcall(skynet.call, ".launcher", "lua", "LIST")
 	if ok and type(list) == "table" then
@@ -95,6 +122,10 @@ local function refresh_names()
 			if h then
 				names[h] = desc
 			end
+		end
+		local launcher = skynet.localname ".launcher"
+		if launcher then
+			names[launcher] = "snlua launcher"
 		end
 	end
 end
@@ -106,9 +137,50 @@ local function lua_memory(handle)
 	end
 end
 
-local function service_label(h)
-	local name = names[h] or "?"
-	return sformat('service=":%08x",name="%s"', h, escape_label(name))
+local function service_label(s)
+	local name = names[s.handle] or s.module
+	return sformat('service=":%08x",name="%s"', s.handle, escape_label(name))
+end
+
+local function by_cpu(a, b)
+	if a.cpu ~= b.cpu then
+		return a.cpu > b.cpu
+	end
+	return a.handle < b.handle
+end
+
+-- The services (from core.services(), in handle order) that get per-service
+-- series: the tracked ones still alive, plus the top_n by CPU now while
+-- fewer than series_max are tracked. Returns them in handle order.
+local function series_services(services)
+	local count = 0
+	local alive = {}
+	for _, s in ipairs(services) do
+		alive[s.handle] = true
+	end
+	for h in pairs(tracked) do
+		if alive[h] then
+			count = count + 1
+		else
+			tracked[h] = nil
+		end
+	end
+	local ranked = table.move(services, 1, #services, 1, {})
+	table.sort(ranked, by_cpu)
+	for i = 1, math.min(top_n, #ranked) do
+		local h = ranked[i].handle
+		if not tracked[h] and count < series_max then
+			tracked[h] = true
+			count = count + 1
+		end
+	end
+	local list = {}
+	for _, s in ipairs(services) do
+		if tracked[s.handle] then
+			list[#list + 1] = s
+		end
+	end
+	return list
 end
 
 -- A histogram from the reminder service: { counts per bound (the last
@@ -207,41 +279,32 @@ local function render()
 	sample(out, "skynet_timer_lateness_seconds_sum", timers.late_sum)
 	sample(out, "skynet_timer_lateness_seconds_count", cumulative)
 
-	-- the top services by CPU
-	table.sort(services, function(a, b)
-		if a.cpu ~= b.cpu then
-			return a.cpu > b.cpu
-		end
-		return a.handle < b.handle
-	end)
-	local top = {}
-	for i = 1, math.min(top_n, #services) do
-		top[i] = services[i]
-	end
+	-- per service, for the services that have been in the top by CPU
+	local picked = series_services(services)
+	local which = sformat("services once among the %d busiest, while alive", top_n)
 	metric(out, "skynet_service_cpu_seconds_total", "counter",
-		sformat("CPU time spent in a service's callback (the %d busiest services).", top_n))
-	for _, s in ipairs(top) do
-		sample(out, "skynet_service_cpu_seconds_total", s.cpu, service_label(s.handle))
+		sformat("CPU time spent in a service's callback (%s).", which))
+	for _, s in ipairs(picked) do
+		sample(out, "skynet_service_cpu_seconds_total", s.cpu, service_label(s))
 	end
 	metric(out, "skynet_service_messages_total", "counter",
-		sformat("Messages dispatched to a service (the %d busiest services).", top_n))
-	for _, s in ipairs(top) do
-		sample(out, "skynet_service_messages_total", s.message, service_label(s.handle))
+		sformat("Messages dispatched to a service (%s).", which))
+	for _, s in ipairs(picked) do
+		sample(out, "skynet_service_messages_total", s.message, service_label(s))
 	end
 	metric(out, "skynet_service_queue_messages", "gauge",
-		sformat("Messages waiting in a service's queue (the %d busiest services).", top_n))
-	for _, s in ipairs(top) do
-		sample(out, "skynet_service_queue_messages", s.mqlen, service_label(s.handle))
+		sformat("Messages waiting in a service's queue (%s).", which))
+	for _, s in ipairs(picked) do
+		sample(out, "skynet_service_queue_messages", s.mqlen, service_label(s))
 	end
 	metric(out, "skynet_service_lua_memory_bytes", "gauge",
-		sformat("Lua heap of a service (the %d busiest Lua services).", top_n))
-	for _, s in ipairs(top) do
-		local desc = names[s.handle]
-		if desc and desc:match "^snlua" then
+		sformat("Lua heap of a Lua service (%s).", which))
+	for _, s in ipairs(picked) do
+		if s.module == "snlua" then
 			local bytes = s.handle == skynet.self() and collectgarbage("count") * 1024
 				or lua_memory(s.handle)
 			if bytes then
-				sample(out, "skynet_service_lua_memory_bytes", math.floor(bytes), service_label(s.handle))
+				sample(out, "skynet_service_lua_memory_bytes", math.floor(bytes), service_label(s))
 			end
 		end
 	end
@@ -290,11 +353,12 @@ local function handler(req)
 		{ ["content-type"] = "text/plain; version=0.0.4; charset=utf-8" }
 end
 
-local address, port, top = ...
+local address, port, top, max = ...
 skynet.start(function()
 	address = address or skynet.getenv "metrics_address" or "127.0.0.1"
 	port = tonumber(port or skynet.getenv "metrics_port")
 	top_n = tonumber(top or skynet.getenv "metrics_top") or TOP_DEFAULT
+	series_max = tonumber(max or skynet.getenv "metrics_series_max") or SERIES_PER_TOP * top_n
 	if port == nil then
 		error("metrics: no port (metrics_port or the second argument)")
 	end

@@ -192,9 +192,10 @@ int skynet_payload_set_release(int type, skynet_payload_release_cb cb);
  */
 struct skynet_service_stat {
 	uint32_t handle;
-	int mqlen;         // messages waiting in its queue
-	uint64_t messages; // messages dispatched to it (STAT "message")
-	uint64_t cpu_us;   // time spent in its callback (STAT "cpu"), microseconds
+	int mqlen;          // messages waiting in its queue
+	uint64_t messages;  // messages dispatched to it (STAT "message")
+	uint64_t cpu_us;    // time spent in its callback (STAT "cpu"), microseconds
+	const char *module; // borrowed: its C module's name ("snlua", "logger"), lives for the process
 };
 
 /*

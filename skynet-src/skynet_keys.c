@@ -44,6 +44,7 @@ static const char *const KEYS[] = {
     "malloc_trim",
     "metrics_address",
     "metrics_port",
+    "metrics_series_max",
     "metrics_top",
     "preload",
     "profile",

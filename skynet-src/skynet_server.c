@@ -446,6 +446,7 @@ skynet_context_stat(struct skynet_context *ctx, struct skynet_service_stat *st) 
 	st->mqlen = skynet_mq_length(ctx->box.queue);
 	st->messages = (uint32_t)ATOM_LOAD_RELAXED(&ctx->message_count);
 	st->cpu_us = ATOM_LOAD_RELAXED(&ctx->cpu_cost);
+	st->module = ctx->mod->name;
 }
 
 uint64_t

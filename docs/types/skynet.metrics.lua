@@ -9,6 +9,7 @@ local metrics = {}
 ---@field mqlen integer messages waiting
 ---@field message integer messages handled
 ---@field cpu number seconds of CPU
+---@field module string its C module: "snlua" for a Lua service, "logger", "gate", ...
 
 ---One record per live service.
 ---@return skynet.metrics.service[]

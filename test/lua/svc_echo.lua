@@ -83,6 +83,13 @@ function CMD.ping()
 	return "pong"
 end
 
+-- Spins ms milliseconds in its callback: CPU time for test_metrics.
+function CMD.spin(ms)
+	local stop = skynet.hpc() + ms * 1000000
+	while skynet.hpc() < stop do
+	end
+end
+
 -- Replies, then tries to reply again: records both outcomes.
 function RAW.ret_twice()
 	local r1 = skynet.ret(skynet.pack("first"))

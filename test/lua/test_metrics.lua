@@ -2,11 +2,16 @@
 -- service/metrics: GET /metrics answers the Prometheus text format with
 -- the node's figures; `promtool check metrics` accepts it (when promtool is
 -- installed; a strict parser here checks it in any case); counters move
--- as messages and timers go; only loopback addresses are accepted; other
--- paths and methods are refused.
+-- as messages and timers go; numbers are written in their shortest form;
+-- every service is labelled with a real name; a service keeps its
+-- per-service series from its first time in the top until it exits; only
+-- loopback addresses are accepted; other paths and methods are refused.
 local skynet = require "skynet"
 local t = require "testlib"
 local httpc = require "http.httpc"
+local core = require "skynet.metrics"
+
+local sformat = string.format
 
 local port
 
@@ -102,6 +107,90 @@ t.case("GET /metrics: the format, the figures, promtool", function()
 		print("note: promtool not installed, checked by the parser only")
 	end
 	os.remove(file)
+end)
+
+t.case("numbers in their shortest form, every service named", function()
+	-- top 1000: every service of this node gets per-service series
+	local m = skynet.newservice("metrics", "127.0.0.1", 0, 1000)
+	local body = skynet.call(m, "lua", "render")
+	t.ok(body:find('skynet_timer_lateness_seconds_bucket{le="0.0025"}', 1, true), "le=0.0025")
+	t.ok(body:find('skynet_timer_lateness_seconds_bucket{le="0.001"}', 1, true), "le=0.001")
+	for value in body:gmatch " (%S+)\n" do
+		if value:find "%." then
+			t.ok(not value:find "0000000%d$" and not value:find "9999999%d$", "shortest: " .. value)
+		end
+	end
+	local names = {}
+	for h, name in body:gmatch 'skynet_service_messages_total{service=":(%x+)",name="([^"]*)"}' do
+		names[tonumber(h, 16)] = name
+	end
+	t.eq(names[skynet.localname ".logger"], "logger")
+	t.eq(names[skynet.localname ".launcher"], "snlua launcher")
+	t.eq(names[skynet.self()], "snlua test_metrics")
+	for _, s in ipairs(core.services()) do
+		t.ok(names[s.handle] and names[s.handle] ~= "?", "named: " .. skynet.address(s.handle))
+	end
+	skynet.kill(m)
+end)
+
+-- The CPU seconds of every service now, by handle.
+local function cpu_now()
+	local cpu, max = {}, 0
+	for _, s in ipairs(core.services()) do
+		cpu[s.handle] = s.cpu
+		max = math.max(max, s.cpu)
+	end
+	return cpu, max
+end
+
+-- Spins svc in 20 ms steps until it leads every other service's CPU by 50 ms.
+local function make_busiest(svc)
+	for _ = 1, 500 do
+		local cpu = cpu_now()
+		local others = 0
+		for h, c in pairs(cpu) do
+			if h ~= svc then
+				others = math.max(others, c)
+			end
+		end
+		if cpu[svc] > others + 0.05 then
+			return
+		end
+		skynet.call(svc, "lua", "spin", 20)
+	end
+	error("test_metrics: could not make a service the busiest")
+end
+
+local function has_series(body, h)
+	return body:find(sformat('skynet_service_cpu_seconds_total{service=":%08x"', h), 1, true) ~= nil
+end
+
+t.case("per-service series: from the first time in the top until the service exits", function()
+	-- top 1: one newcomer per scrape; at most 2 services have series
+	local m = skynet.newservice("metrics", "127.0.0.1", 0, 1, 2)
+	local a = skynet.newservice("svc_echo")
+	local b = skynet.newservice("svc_echo")
+	local c = skynet.newservice("svc_echo")
+	make_busiest(a)
+	local body = skynet.call(m, "lua", "render")
+	t.ok(has_series(body, a), "a, the busiest, has series")
+	t.ok(not has_series(body, b), "b has none")
+	make_busiest(b)
+	body = skynet.call(m, "lua", "render")
+	t.ok(has_series(body, b), "b, now the busiest, has series")
+	t.ok(has_series(body, a), "a keeps its series out of the top")
+	make_busiest(c)
+	body = skynet.call(m, "lua", "render")
+	t.ok(not has_series(body, c), "c waits: 2 services have series already")
+	t.ok(has_series(body, a) and has_series(body, b), "a and b keep theirs")
+	skynet.kill(a)
+	body = skynet.call(m, "lua", "render")
+	t.ok(not has_series(body, a), "a exited: its series are gone")
+	t.ok(has_series(body, b), "b keeps its series")
+	t.ok(has_series(body, c), "c, the busiest, takes the free place")
+	skynet.kill(b)
+	skynet.kill(c)
+	skynet.kill(m)
 end)
 
 t.case("other paths and methods, non-loopback address refused", function()
