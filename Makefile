@@ -120,7 +120,8 @@ endef
 $(foreach d,$(EXTRA_LUACLIB_DIRS),$(eval $(call luaclib_rule,$(d))))
 
 # libcrypto users: skynet.crypt (in skynet.so) and md5.core (md5.so). client.so
-# holds client.crypt, for a plain lua5.4: the same object as skynet.crypt.
+# holds client.crypt, for a plain lua5.4: the same object as skynet.crypt; and
+# client.socket (lualib-src/client/lua-socket.c), skynet's socket module for clients.
 LUACLIB_LIBS_skynet := $(CRYPTO_LIBS)
 LUACLIB_LIBS_md5 := $(CRYPTO_LIBS)
 LUACLIB_LIBS_client := $(CRYPTO_LIBS)

@@ -37,6 +37,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -184,22 +185,34 @@ lrecv(lua_State *L) {
 	return 1;
 }
 
+/* True when poll() reported entry p readable, closed or failed. */
+static bool
+is_ready(const struct pollfd *p) {
+	return p != NULL && (p->revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+}
+
 static int
 lpoll(lua_State *L) {
 	int fd = (int)luaL_checkinteger(L, 1);
 	int timeout_ms = (int)luaL_optinteger(L, 2, -1);
-	struct pollfd p[2] = {
-	    {.fd = 0, .events = POLLIN},
-	    {.fd = fd, .events = POLLIN},
-	};
-	int n = fd >= 0 ? 2 : 1;
-	int r = poll(p, (nfds_t)n, timeout_ms);
+	bool watch_stdin = lua_isnoneornil(L, 3) || lua_toboolean(L, 3);
+	struct pollfd p[2];
+	struct pollfd *sock = NULL;
+	struct pollfd *input = NULL;
+	nfds_t n = 0;
+	if (fd >= 0) {
+		sock = &p[n++];
+		*sock = (struct pollfd){.fd = fd, .events = POLLIN};
+	}
+	if (watch_stdin) {
+		input = &p[n++];
+		*input = (struct pollfd){.fd = 0, .events = POLLIN};
+	}
+	int r = poll(p, n, timeout_ms); // n == 0: a plain sleep
 	if (r < 0 && errno != EINTR)
 		return fail(L, "poll", errno);
-	int sock = r > 0 && n == 2 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
-	int input = r > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
-	lua_pushboolean(L, sock);
-	lua_pushboolean(L, input);
+	lua_pushboolean(L, r > 0 && is_ready(sock));
+	lua_pushboolean(L, r > 0 && is_ready(input));
 	return 2;
 }
 

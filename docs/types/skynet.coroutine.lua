@@ -30,7 +30,8 @@ function coroutine.status(co) end
 ---@return thread co, boolean ismain
 function coroutine.running() end
 
----True when co (default: the running one) may yield with skynet.coroutine.yield.
+---The standard isyieldable: true unless co (default: the running one) is inside a C call
+---that cannot yield; true in a plain skynet thread as well.
 ---@param co? thread
 ---@return boolean
 function coroutine.isyieldable(co) end

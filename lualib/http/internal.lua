@@ -346,10 +346,6 @@ function STREAM.chunked(self)
 	if self._body == nil then
 		return nil
 	end
-	if not self._started then
-		self._started = true
-		return ""
-	end
 	local data, rest = readchunk(self._interface.read, self._body)
 	if data == nil then
 		error("Invalid response body")

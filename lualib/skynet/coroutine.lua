@@ -14,7 +14,6 @@ local co_yield = coroutine.yield
 local co_status = coroutine.status
 local co_running = coroutine.running
 local co_close = coroutine.close
-local co_isyieldable = coroutine.isyieldable
 local select = select
 local error = error
 local setmetatable = setmetatable
@@ -99,13 +98,11 @@ function M.running()
 	return co_running()
 end
 
--- True when co (default: the running coroutine) may call
--- skynet.coroutine.yield: it runs under skynet.coroutine.resume and, as for
--- the standard isyieldable, is not inside a C call that cannot yield.
-function M.isyieldable(co)
-	co = co or co_running()
-	return state[co] == RUNNING and co_isyieldable(co)
-end
+-- The standard isyieldable, as in skynet: true in any coroutine that is
+-- not inside a C call that cannot yield, so also in a plain skynet thread
+-- (a handler may block), though skynet.coroutine.yield needs a coroutine
+-- started by skynet.coroutine.resume.
+M.isyieldable = coroutine.isyieldable
 
 -- (root skynet thread, false) for a skynet.coroutine, (co, true) otherwise.
 function M.thread(co)

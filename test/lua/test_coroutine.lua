@@ -100,8 +100,9 @@ t.case("skynet.coroutine.yield outside resume raises", function()
 	t.ok(tostring(err):find(want, 1, true), "text: " .. tostring(err))
 end)
 
-t.case("isyieldable is true only under skynet.coroutine.resume", function()
-	t.eq(co.isyieldable(), false, "in a skynet thread")
+t.case("isyieldable is true in a skynet thread and under skynet.coroutine.resume", function()
+	t.eq(co.isyieldable(), true, "in a skynet thread, as in skynet")
+	t.eq(co.isyieldable(), coroutine.isyieldable(), "the standard answer in a skynet thread")
 	local inside
 	local c = co.create(function()
 		inside = co.isyieldable()
@@ -136,7 +137,7 @@ t.case("isyieldable inside a user coroutine agrees with the standard one", funct
 	t.eq(seen[3], "nested=true/true", "in a nested user coroutine")
 	t.eq(seen[4], "back=true/true", "back in the outer one")
 	t.eq(seen[5], "in a sort comparator=false/false", "inside a C call that cannot yield")
-	t.eq(co.isyieldable(c), false, "a dead coroutine")
+	t.eq(co.isyieldable(c), coroutine.isyieldable(c), "a dead coroutine: the standard answer")
 end)
 
 t.case("thread() names the skynet thread behind a user coroutine", function()

@@ -250,6 +250,17 @@ t.case("httpc.request_stream: chunked, length, close-delimited, early close", fu
 	end
 end)
 
+t.case("httpc.request_stream: a chunked body starts with its first chunk, as in skynet", function()
+	local p, _, finish = raw_server("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+		.. "6\r\nfirst,\r\n7\r\nsecond,\r\n5\r\nthird\r\n0\r\n\r\n")
+	local pieces = {}
+	for piece in httpc.request_stream("GET", "127.0.0.1:" .. p, "/") do
+		pieces[#pieces + 1] = string.format("%q", piece)
+	end
+	finish()
+	t.eq(table.concat(pieces, " "), '"first," "second," "third" ""', "one piece per chunk, then \"\"")
+end)
+
 t.case("server: keep-alive and pipelined requests on one connection", function()
 	local out = raw_exchange({ "GET /hello HTTP/1.1\r\n\r\nGET /echo HTTP/1.1\r\ncontent-length: 3\r\n\r\nabc"
 		.. "GET /hello HTTP/1.1\r\nconnection: close\r\n\r\n" })
