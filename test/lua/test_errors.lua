@@ -124,6 +124,14 @@ t.case("a request queued behind the target's exit is bounced as an error", funct
 	t.ok(err:find("call failed", 1, true) or err:find("call to invalid address", 1, true), "error text: " .. err)
 end)
 
+t.case("a handler's error keeps skynet's call failed text for the caller", function()
+	local ok, err = pcall(function()
+		return skynet.call(echo, "lua", "error", "reason on purpose")
+	end)
+	t.eq(ok, false, "call must raise")
+	t.ok(tostring(err):find("^%./test/lua/test_errors%.lua:%d+: call failed$"), "error text: " .. tostring(err))
+end)
+
 t.start(nil, function()
 	skynet.register_protocol({
 		name = "text",

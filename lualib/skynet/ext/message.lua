@@ -71,7 +71,10 @@ function skynet.response(pack)
 					c_send(source, PTYPE_ERROR, session, "")
 				end
 			else
-				r = c_send(source, PTYPE_ERROR, session, "")
+				-- resp(false, reason): the text rides in the error, the caller's
+				-- kernel keeps it (skynet ignores an error's payload)
+				local reason = ...
+				r = c_send(source, PTYPE_ERROR, session, type(reason) == "string" and reason or "")
 			end
 			r = r ~= nil and r ~= false
 		end
