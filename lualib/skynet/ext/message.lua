@@ -51,7 +51,7 @@ function skynet.response(pack)
 	pack = pack or c.pack
 	local session, source = request(true)
 	if session == nil then
-		error "no session"
+		error("no session", 2)
 	end
 	if session == 0 then
 		return noop_response
@@ -61,7 +61,7 @@ function skynet.response(pack)
 			return owes(resp)
 		end
 		if pack == nil then
-			error "Can't response more than once"
+			error("Can't response more than once", 2)
 		end
 		local r = false
 		if owes(resp, true) then

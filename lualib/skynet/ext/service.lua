@@ -18,7 +18,9 @@ function skynet.getenv(key)
 end
 
 function skynet.setenv(key, value)
-	assert(c.command("GETENV", key) == nil, "Can't setenv exist key : " .. key)
+	if c.command("GETENV", key) ~= nil then
+		error("Can't setenv exist key : " .. key, 2)
+	end
 	c.command("SETENV", key .. " " .. value)
 end
 
