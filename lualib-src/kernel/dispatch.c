@@ -11,7 +11,8 @@
  *                  unknown-response hook;
  *   an error    -> the calls it concerns are queued as failed (a session of
  *                  0: every call to the dead source, and what we owe it is
- *                  forgotten);
+ *                  forgotten); text in its payload is kept as the reason
+ *                  of the failed call (the reasons table, below);
  *   a request   -> unpacked with its protocol's unpack and started in a
  *                  pooled coroutine as dispatch(session, source, ...); no
  *                  dispatch: an error to the caller, or the unknown-request
@@ -25,7 +26,9 @@
  * answered and failed calls, the tail of the error queue (UV_EQ, k->eq_t),
  * UV_ERRORS, UV_TRACE_SOURCE, UV_UNRESPONSE entries of a dead source,
  * k->unpacking; a fired timeout's UV_TIMERS entry, UV_TIMEOUT_TB entry and
- * UV_FIRED pair.
+ * UV_FIRED pair. The reasons table (registry, REASONS_KEY; kernel.h says what
+ * it holds): this file makes it and sets the session entries; run.c moves
+ * them to the coroutine, coroutine.c and start.c take them from there.
  * Reads: UV_PROTO, UV_UNKNOWN_REQUEST, UV_UNKNOWN_RESPONSE.
  */
 

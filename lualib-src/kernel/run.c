@@ -12,7 +12,8 @@
  * Owns: the heads of the wakeup, error and fork queues (k->wq_h, k->eq_h,
  * k->fq_h; the queues are reset when drained), their entries as it takes
  * them (UV_WQ, UV_WQ_TOKEN, UV_WOKEN, UV_EQ, UV_FQ, UV_FQ_ARGS), and the
- * UV_WAITING and UV_WATCHING entries of the coroutines it resumes.
+ * UV_WAITING and UV_WATCHING entries of the coroutines it resumes; moves a
+ * failed call's reason from its session to its coroutine (dispatch.c).
  * Reads: the tails of the queues (timer.c, dispatch.c and coroutine.c add).
  */
 
