@@ -468,6 +468,46 @@ ltimeout_cancel(lua_State *L) {
 	return 1;
 }
 
+/* ---- tracebacks --------------------------------------------------------- */
+
+#define TRACEBACK_HEAD "\nstack traceback:"
+#define EMPTY_FRAME    "\t[C]: in ?"
+
+void
+skynet_push_traceback(lua_State *L, lua_State *co, const char *msg, int level) {
+	if (msg == NULL)
+		msg = "(no message)";
+	if (strstr(msg, TRACEBACK_HEAD) != NULL) {
+		lua_pushstring(L, msg);
+		return;
+	}
+	luaL_traceback(L, co, msg, level);
+	const char *tb = lua_tostring(L, -1) + strlen(msg);
+	if (strncmp(tb, TRACEBACK_HEAD, strlen(TRACEBACK_HEAD)) != 0)
+		return;
+	luaL_Buffer b;
+	luaL_buffinit(L, &b);
+	luaL_addstring(&b, msg);
+	luaL_addstring(&b, TRACEBACK_HEAD);
+	size_t frames = 0;
+	const char *line = tb + strlen(TRACEBACK_HEAD);
+	while (*line == '\n') {
+		const char *next = strchr(line + 1, '\n');
+		size_t len = next ? (size_t)(next - line) : strlen(line);
+		if (len - 1 != strlen(EMPTY_FRAME) || strncmp(line + 1, EMPTY_FRAME, len - 1) != 0) {
+			luaL_addlstring(&b, line, len);
+			frames++;
+		}
+		line += len;
+	}
+	luaL_pushresult(&b); // above the traceback: the buffer may sit on the stack
+	lua_remove(L, -2);
+	if (frames == 0) {
+		lua_pop(L, 1);
+		lua_pushstring(L, msg);
+	}
+}
+
 /* ---- the message callback ---------------------------------------------- */
 
 static int
@@ -475,7 +515,7 @@ traceback(lua_State *L) {
 	const char *msg = lua_tostring(L, 1);
 	if (msg == NULL)
 		msg = luaL_tolstring(L, 1, NULL);
-	luaL_traceback(L, L, msg, 1);
+	skynet_push_traceback(L, L, msg, 1);
 	return 1;
 }
 

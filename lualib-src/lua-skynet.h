@@ -41,6 +41,13 @@ int skynet_payload_send(lua_State *L, struct skynet_context *ctx, int addr_idx, 
 /* Push what skynet.core's send returns for result r: the session, false (too big) or nil. */
 int skynet_push_send_result(lua_State *L, int r);
 
+/*
+ * Push msg and the traceback of co from level, as luaL_traceback does, less
+ * the frames that are only "[C]: in ?" (they say nothing); when no other
+ * frame is left, or msg holds a traceback already, push msg alone.
+ */
+void skynet_push_traceback(lua_State *L, lua_State *co, const char *msg, int level);
+
 #pragma GCC visibility pop
 
 #endif

@@ -17,7 +17,9 @@
  *   connect(host, port) -> id | nil, err     CONNECT (peer ip) or ERROR follows.
  *   listen(host, port[, backlog]) or listen("host:port", nil[, backlog]) -> id
  *       CONNECT (ud = port, bound ip) follows.
- *       A bind or listen failure raises "Listen error" (the reason is logged).
+ *       A bind or listen failure raises "cannot listen on host:port: <reason>"
+ *       (no position: the cause is outside the code), e.g. "cannot listen on
+ *       127.0.0.1:8888: address already in use (is another node running?)".
  *   start(id)      Start/resume reading or accepting; take ownership. CONNECT
  *                  "start" / "transfer", or ERROR "invalid socket", follows.
  *   pause(id)      Stop reading until the next start. No event.
@@ -76,6 +78,7 @@
 #include <lua.h>
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -176,14 +179,28 @@ lconnect(lua_State *L) {
 	return 1;
 }
 
+/* Raise "cannot listen on host:port: reason" (reason lower-cased at its start). */
+static int
+listen_failed(lua_State *L, const struct address *a, const char *reason) {
+	bool v6 = strchr(a->host, ':') != NULL;
+	const char *hint =
+	    strcmp(reason, "Address already in use") == 0 ? " (is another node running?)" : "";
+	char first[2] = {(char)tolower((unsigned char)reason[0]), '\0'};
+	lua_pushfstring(L, "cannot listen on %s%s%s:%d: %s%s%s", v6 ? "[" : "",
+	                a->host[0] ? a->host : "0.0.0.0", v6 ? "]" : "", a->port, first, reason + 1,
+	                hint);
+	return lua_error(L);
+}
+
 static int
 llisten(lua_State *L) {
 	struct address a;
 	check_address(L, 1, &a);
 	int backlog = (int)luaL_optinteger(L, 3, 0); // 0: the node's socket_backlog
-	int id = skynet_socket_listen(ctx_of(L), a.host, a.port, backlog);
+	const char *reason = NULL;
+	int id = skynet_socket_listen(ctx_of(L), a.host, a.port, backlog, &reason);
 	if (id < 0)
-		return luaL_error(L, "Listen error");
+		return listen_failed(L, &a, reason && reason[0] ? reason : "unknown error");
 	lua_pushinteger(L, id);
 	return 1;
 }

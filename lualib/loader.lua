@@ -25,18 +25,23 @@ local function fill(template)
 	end))
 end
 
+-- The first template whose file exists wins; a file that exists but does not
+-- compile is the error, alone (the misses before it would hide it).
 local main, template
-local errors = {}
+local misses = {}
 for pattern in string.gmatch(LUA_SERVICE, "[^;]+") do
 	local f, err = loadfile(fill(pattern))
 	if f then
 		main, template = f, pattern
 		break
 	end
-	errors[#errors + 1] = err
+	if not string.find(err, "^cannot open .*: No such file or directory$") then
+		error(err, 0)
+	end
+	misses[#misses + 1] = err
 end
 if main == nil then
-	error(table.concat(errors, "\n"), 0)
+	error(table.concat(misses, "; "), 0) -- one line: it becomes newservice's error
 end
 
 package.path = LUA_PATH

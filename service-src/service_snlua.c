@@ -19,7 +19,7 @@
  * hooks framework and granted) in package.preload, accounting
  * coroutine.resume/wrap, generational GC, the LUA_* globals from env) and
  * runs the loader script.
- * Any failure is logged, "ERROR" goes to .launcher and the service exits;
+ * Any failure is logged, "ERROR <reason>" goes to .launcher and the service exits;
  * with no .launcher yet (the bootstrap failed) the node stops with status 1.
  *
  * Lua warnings (warn() and errors in __gc) go to the log, one line each;
@@ -51,7 +51,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SNLUA_MB (1024.0 * 1024.0)
+#define SNLUA_MB         (1024.0 * 1024.0)
+#define SNLUA_REASON_MAX 1000 // bytes of a start error sent to .launcher
 
 static int
 state_panic(lua_State *L) {
@@ -177,6 +178,26 @@ start_lua(lua_State *L) {
 	return 0;
 }
 
+/*
+ * Tell .launcher the start failed: "ERROR <reason>", the reason being the
+ * loader's error without the traceback (err is start_lua's message, "loader
+ * failed args=... err=<error>\nstack traceback:..."), so that newservice
+ * raises it.
+ */
+static void
+tell_launcher_error(struct skynet_context *ctx, const char *err) {
+	const char *reason = err ? strstr(err, " err=") : NULL;
+	reason = reason ? reason + strlen(" err=") : (err ? err : "(no message)");
+	const char *tb = strstr(reason, "\nstack traceback:");
+	size_t len = tb ? (size_t)(tb - reason) : strlen(reason);
+	if (len > SNLUA_REASON_MAX)
+		len = SNLUA_REASON_MAX;
+	char msg[sizeof("ERROR ") + SNLUA_REASON_MAX];
+	memcpy(msg, "ERROR ", 6);
+	memcpy(msg + 6, reason, len);
+	skynet_sendname(ctx, 0, ".launcher", PTYPE_TEXT, 0, msg, 6 + len);
+}
+
 static int
 launch_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
           const void *msg, size_t sz) {
@@ -190,23 +211,24 @@ launch_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t 
 	snlua_trap_enter(L);
 	int status = lua_pcall(L, 2, 0, 0);
 	snlua_trap_leave(L);
-	if (status != LUA_OK) {
-		const char *err = lua_tostring(L, -1);
-		skynet_error(ctx, "error: snlua: %s", err ? err : "(no message)");
+	if (status == LUA_OK) {
+		lua_settop(L, 0);
+		lua_gc(L, LUA_GCRESTART);
+		return 0;
+	}
+	const char *err = lua_tostring(L, -1);
+	skynet_error(ctx, "error: snlua: %s", err ? err : "(no message)");
+	if (skynet_command(ctx, "QUERY", ".launcher") == NULL) {
+		// Started before the launcher: the bootstrap, or the launcher itself.
+		skynet_error(ctx, "error: snlua: the node cannot start without this service; "
+		                  "stopping with exit status 1");
+		skynet_command(ctx, "ABORT", "1");
+	} else {
+		tell_launcher_error(ctx, err);
+		skynet_command(ctx, "EXIT", NULL);
 	}
 	lua_settop(L, 0);
 	lua_gc(L, LUA_GCRESTART);
-	if (status != LUA_OK) {
-		if (skynet_command(ctx, "QUERY", ".launcher") == NULL) {
-			// Started before the launcher: the bootstrap, or the launcher itself.
-			skynet_error(ctx, "error: snlua: the node cannot start without this service; "
-			                  "stopping with exit status 1");
-			skynet_command(ctx, "ABORT", "1");
-			return 0;
-		}
-		skynet_sendname(ctx, 0, ".launcher", PTYPE_TEXT, 0, "ERROR", 5);
-		skynet_command(ctx, "EXIT", NULL);
-	}
 	return 0;
 }
 

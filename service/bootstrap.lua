@@ -20,11 +20,18 @@ local function service_exists(name)
 	return false
 end
 
+-- The last line of a node that cannot start: why (newservice's error names
+-- the service and gives its start error, e.g. "newservice main failed:
+-- cannot listen on 127.0.0.1:8888: address already in use ...").
+local function abort(err)
+	skynet.error("error: the node cannot start: " .. tostring(err))
+	skynet.abort(1)
+end
+
 local function launch_or_abort(name, ...)
 	local ok, handle = pcall(skynet.newservice, name, ...)
 	if not ok then
-		skynet.error("bootstrap: can't start " .. name .. ": " .. tostring(handle))
-		skynet.abort(1)
+		abort(handle)
 	end
 	return handle
 end
@@ -81,9 +88,7 @@ skynet.start(function()
 	if reminder_store and reminder_store ~= "" then
 		local ok, err = pcall(skynet.newservice, "reminderd")
 		if not ok then
-			skynet.error("bootstrap: the reminder service cannot start (see the error above): " .. tostring(err)
-				.. "; stopping the node")
-			skynet.abort(1)
+			abort(err)
 			return
 		end
 	end
@@ -91,9 +96,7 @@ skynet.start(function()
 	local start = skynet.getenv "start" or "main"
 	local ok, err = pcall(skynet.newservice, start)
 	if not ok then
-		skynet.error("bootstrap: start service " .. start .. " failed (see the error above): "
-			.. tostring(err) .. "; stopping the node")
-		skynet.abort(1)
+		abort(err)
 		return
 	end
 	skynet.exit()

@@ -118,9 +118,10 @@ local function settle(handle, ok, ...)
 	end
 end
 
-function command.ERROR(address)
-	-- the child failed to start; it exits by itself
-	settle(address, false)
+-- The child failed to start (it exits by itself); reason: its start error,
+-- which the newservice call fails with (the error's payload).
+function command.ERROR(address, reason)
+	settle(address, false, reason)
 	services[address] = nil
 	return NORET
 end
@@ -133,7 +134,7 @@ end
 function command.REMOVE(_, handle, kill)
 	services[handle] = nil
 	if kill then
-		settle(handle, false)
+		settle(handle, false, "killed while starting")
 	else
 		settle(handle, true) -- exited during start: newservice returns nil
 	end
@@ -157,6 +158,8 @@ skynet.register_protocol {
 			command.LAUNCHOK(address)
 		elseif cmd == "ERROR" then
 			command.ERROR(address)
+		elseif cmd:sub(1, 6) == "ERROR " then -- snlua: "ERROR <why the loader failed>"
+			command.ERROR(address, cmd:sub(7))
 		else
 			error("launcher: invalid text command (" .. tostring(cmd) .. ")")
 		end

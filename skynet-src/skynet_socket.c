@@ -240,10 +240,13 @@ owner(struct skynet_context *ctx) {
 }
 
 int
-skynet_socket_listen(struct skynet_context *ctx, const char *host, int port, int backlog) {
+skynet_socket_listen(struct skynet_context *ctx, const char *host, int port, int backlog,
+                     const char **reason) {
 	const char *err = NULL;
 	int id = socket_server_listen(SOCKET_SERVER, owner(ctx), host, port, backlog, &err);
-	if (id < 0)
+	if (id < 0 && reason != NULL)
+		*reason = err ? err : "unknown error";
+	else if (id < 0)
 		skynet_error(ctx, "error: socket: listen failed host=%s port=%d reason=%s",
 		             host ? host : "", port, err ? err : "?");
 	return id;

@@ -68,9 +68,13 @@ struct skynet_socket_message {
  * 32). The bind happens now, in the caller; ctx owns the socket and gets a
  * CONNECT event (ud = bound port, text = bound ip) once it is registered.
  * Nothing is accepted until skynet_socket_start. Returns the id, or
- * SKYNET_EIO (bind/listen failed, logged) or SKYNET_EFULL (no free id).
+ * SKYNET_EIO (bind/listen failed) or SKYNET_EFULL (no free id). On failure
+ * *reason (when reason is not NULL) is set to the cause, static text such as
+ * "Address already in use", and the caller reports it; with reason NULL the
+ * failure is logged here.
  */
-int skynet_socket_listen(struct skynet_context *ctx, const char *host, int port, int backlog);
+int skynet_socket_listen(struct skynet_context *ctx, const char *host, int port, int backlog,
+                         const char **reason);
 
 /*
  * Connect to host:port; ctx owns the socket. The result arrives as CONNECT

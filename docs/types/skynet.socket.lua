@@ -23,7 +23,7 @@ function socket.open(host, port) end
 function socket.connect(host, port) end
 
 ---Listens on host:port (port 0: any free port). Returns the id and the bound address; raises
----"Listen error". Blocks until the socket thread confirms.
+---"cannot listen on host:port: reason". Blocks until the socket thread confirms.
 ---@async
 ---@param host string host, or "host:port" with port nil
 ---@param port? integer

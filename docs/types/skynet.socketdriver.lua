@@ -12,7 +12,7 @@ local driver = {}
 ---@return integer? id, string? err
 function driver.connect(host, port) end
 
----Listens; raises "Listen error". CONNECT follows.
+---Listens; raises "cannot listen on host:port: reason". CONNECT follows.
 ---@param host string
 ---@param port? integer
 ---@param backlog? integer default: the node's socket_backlog (511)

@@ -27,10 +27,12 @@
  */
 
 #include "kernel.h"
+#include "../lua-skynet.h"
 
 #include <lauxlib.h>
 
 #include <stdio.h>
+#include <string.h>
 
 int
 kernel_close_thread(lua_State *co, lua_State *from) {
@@ -203,12 +205,16 @@ kernel_resume(struct kernel *k, lua_State *L, lua_State *co, int narg) {
 }
 
 void
-kernel_co_fail_request(lua_State *L, int K, struct kernel *k, int idx) {
+kernel_co_fail_request(lua_State *L, int K, struct kernel *k, int idx, const char *reason) {
 	idx = lua_absindex(L, idx);
 	if (kernel_get(L, K, UV_REQ_SESSION, idx) != LUA_TNIL) {
 		lua_Integer session = lua_tointeger(L, -1);
-		if (kernel_get(L, K, UV_REQ_SOURCE, idx) != LUA_TNIL && session != 0)
-			kernel_send_error(k, lua_tointeger(L, -1), session);
+		if (kernel_get(L, K, UV_REQ_SOURCE, idx) != LUA_TNIL && session != 0) {
+			if (reason != NULL)
+				kernel_send_reason(k, lua_tointeger(L, -1), session, reason);
+			else
+				kernel_send_error(k, lua_tointeger(L, -1), session);
+		}
 		lua_pop(L, 1);
 	}
 	lua_pop(L, 1);
@@ -218,14 +224,41 @@ kernel_co_fail_request(lua_State *L, int K, struct kernel *k, int idx) {
 	kernel_set(L, K, UV_REQ_SOURCE, idx);
 }
 
+bool
+kernel_is_call_failed(const char *msg) {
+	static const char suffix[] = "call failed";
+	size_t len = strlen(msg);
+	return len >= sizeof(suffix) - 1 && strcmp(msg + len - (sizeof(suffix) - 1), suffix) == 0;
+}
+
+const char *
+kernel_co_cause(lua_State *L, int idx, const char *msg) {
+	idx = lua_absindex(L, idx);
+	if (!kernel_is_call_failed(msg))
+		return NULL;
+	if (kernel_reason_get(L, idx) != LUA_TSTRING) {
+		lua_pop(L, 1);
+		return NULL;
+	}
+	lua_pushnil(L);
+	kernel_reason_set(L, idx);
+	return lua_tostring(L, -1);
+}
+
 void
 kernel_co_error(lua_State *L, int K, struct kernel *k, int idx, int err) {
+	idx = lua_absindex(L, idx);
+	int top = lua_gettop(L);
 	lua_State *co = lua_tothread(L, idx);
 	const char *msg = luaL_tolstring(L, err, NULL);
-	luaL_traceback(L, co, msg, 0);
-	lua_remove(L, -2);
+	const char *cause = kernel_co_cause(L, idx, msg);
+	if (cause != NULL)
+		lua_pushfstring(L, "%s (%s)", msg, cause); // the cause was logged where it was raised
+	else
+		skynet_push_traceback(L, co, msg, 0);
 	kernel_push_error(L, K);
-	kernel_co_fail_request(L, K, k, idx);
+	kernel_co_fail_request(L, K, k, idx, cause != NULL ? cause : msg);
+	lua_settop(L, top);
 	kernel_co_finished(L, K, k, idx);
 	kernel_close_thread(co, L);
 }

@@ -11,7 +11,8 @@
  *                  unknown-response hook;
  *   an error    -> the calls it concerns are queued as failed (a session of
  *                  0: every call to the dead source, and what we owe it is
- *                  forgotten);
+ *                  forgotten); text in its payload is kept as the reason
+ *                  of the failed call (the reasons table, below);
  *   a request   -> unpacked with its protocol's unpack and started in a
  *                  pooled coroutine as dispatch(session, source, ...); no
  *                  dispatch: an error to the caller, or the unknown-request
@@ -25,7 +26,9 @@
  * answered and failed calls, the tail of the error queue (UV_EQ, k->eq_t),
  * UV_ERRORS, UV_TRACE_SOURCE, UV_UNRESPONSE entries of a dead source,
  * k->unpacking; a fired timeout's UV_TIMERS entry, UV_TIMEOUT_TB entry and
- * UV_FIRED pair.
+ * UV_FIRED pair. The reasons table (registry, REASONS_KEY; kernel.h says what
+ * it holds): this file makes it and sets the session entries; run.c moves
+ * them to the coroutine, coroutine.c and start.c take them from there.
  * Reads: UV_PROTO, UV_UNKNOWN_REQUEST, UV_UNKNOWN_RESPONSE.
  */
 
@@ -70,12 +73,93 @@ forget_source(lua_State *L, int K, struct kernel *k, int source) {
 	kernel_set(L, K, UV_TRACE_SOURCE, source);
 }
 
+/* Push c.tostring(msg, sz) of the message at msg (nil stays nil). */
 static void
-error_dispatch(lua_State *L, int K, struct kernel *k, lua_Integer session, int source) {
+push_msg_string(lua_State *L, int msg) {
+	switch (lua_type(L, msg)) {
+	case LUA_TLIGHTUSERDATA: {
+		const char *p = lua_touserdata(L, msg);
+		lua_Integer sz = lua_tointeger(L, msg + 1);
+		lua_pushlstring(L, p ? p : "", p && sz > 0 ? (size_t)sz : 0);
+		break;
+	}
+	case LUA_TSTRING:
+		lua_pushvalue(L, msg);
+		break;
+	default:
+		lua_pushnil(L);
+	}
+}
+
+/* ---- failure reasons ---- */
+
+/* The registry key of the reasons table (its address). */
+static const char REASONS_KEY = 0;
+
+/* Push the reasons table (weak keys), made on first use. */
+static void
+push_reasons(lua_State *L) {
+	if (lua_rawgetp(L, LUA_REGISTRYINDEX, &REASONS_KEY) == LUA_TTABLE)
+		return;
+	lua_pop(L, 1);
+	lua_newtable(L);
+	lua_createtable(L, 0, 1);
+	lua_pushliteral(L, "k");
+	lua_setfield(L, -2, "__mode");
+	lua_setmetatable(L, -2);
+	lua_pushvalue(L, -1);
+	lua_rawsetp(L, LUA_REGISTRYINDEX, &REASONS_KEY);
+}
+
+void
+kernel_reason_set(lua_State *L, int key) {
+	key = lua_absindex(L, key);
+	push_reasons(L);
+	lua_pushvalue(L, key);
+	lua_rotate(L, -3, -1); // reasons, key, value
+	lua_rawset(L, -3);
+	lua_pop(L, 1);
+}
+
+int
+kernel_reason_get(lua_State *L, int key) {
+	key = lua_absindex(L, key);
+	push_reasons(L);
+	lua_pushvalue(L, key);
+	int t = lua_rawget(L, -2);
+	lua_remove(L, -2);
+	return t;
+}
+
+/* S.reason() -> the reason of the running coroutine's last failed call, or nil. */
+int
+kernel_lreason(lua_State *L) {
+	lua_settop(L, 0);
+	kernel_push(L);
+	kernel_push_running(L, 1);
+	kernel_reason_get(L, 2);
+	return 1;
+}
+
+/* The payload at msg, when it is text: the reason of the failed call on session. */
+static void
+keep_reason(lua_State *L, lua_Integer session, int msg) {
+	if (msg == 0 || lua_type(L, msg) != LUA_TLIGHTUSERDATA || lua_tointeger(L, msg + 1) <= 0)
+		return;
+	lua_pushinteger(L, session);
+	push_msg_string(L, msg);
+	kernel_reason_set(L, -2);
+	lua_pop(L, 1);
+}
+
+/* A PTYPE_ERROR for session from source; msg: the index of its payload (0: none). */
+static void
+error_dispatch(lua_State *L, int K, struct kernel *k, lua_Integer session, int source, int msg) {
 	if (session == 0) {
 		forget_source(L, K, k, source);
 	} else if (kernel_geti(L, K, UV_WATCHING, session) != LUA_TNIL) {
 		lua_pop(L, 1);
+		keep_reason(L, session, msg);
 		queue_error(L, K, k, session);
 	} else {
 		lua_pop(L, 1);
@@ -94,26 +178,8 @@ kernel_lerror_dispatch(lua_State *L) {
 	enum { ARG_SESSION = 1, ARG_SOURCE, SLOT_KERNEL };
 	lua_settop(L, ARG_SOURCE);
 	struct kernel *k = kernel_push(L);
-	error_dispatch(L, SLOT_KERNEL, k, lua_tointeger(L, ARG_SESSION), ARG_SOURCE);
+	error_dispatch(L, SLOT_KERNEL, k, lua_tointeger(L, ARG_SESSION), ARG_SOURCE, 0);
 	return 0;
-}
-
-/* Push c.tostring(msg, sz) of the message at msg (nil stays nil). */
-static void
-push_msg_string(lua_State *L, int msg) {
-	switch (lua_type(L, msg)) {
-	case LUA_TLIGHTUSERDATA: {
-		const char *p = lua_touserdata(L, msg);
-		lua_Integer sz = lua_tointeger(L, msg + 1);
-		lua_pushlstring(L, p ? p : "", p && sz > 0 ? (size_t)sz : 0);
-		break;
-	}
-	case LUA_TSTRING:
-		lua_pushvalue(L, msg);
-		break;
-	default:
-		lua_pushnil(L);
-	}
 }
 
 /* Default hook for unknown requests and responses: (session, source, msg, sz[, prototype]). */
@@ -320,7 +386,7 @@ dispatch_request(lua_State *L, struct kernel *k, lua_Integer prototype, lua_Inte
 		return;
 	}
 	if (lua_tocfunction(L, SLOT_DISPATCH) == kernel_lerror_dispatch) {
-		error_dispatch(L, SLOT_KERNEL, k, session, ARG_SOURCE);
+		error_dispatch(L, SLOT_KERNEL, k, session, ARG_SOURCE, ARG_MSG);
 		kernel_run_queues(L, SLOT_KERNEL);
 		return;
 	}

@@ -66,6 +66,8 @@
  *   exit_state()                                skynet.exit's state work
  *   parked() -> {co...}                         the pooled coroutines (tests,
  *                                               diagnostics)
+ *   reason() -> text | nil                      the reason the error of the
+ *                 running coroutine's last failed call carried (dispatch.c)
  *
  * running. The coroutine the dispatcher resumed last (UV_RUNNING). Sessions
  * are registered for it, not for the running coroutine: a skynet.coroutine

@@ -190,6 +190,11 @@ void kernel_require(lua_State *L, const char *name);
 int kernel_send_msg(lua_State *L, struct kernel *k, int dest, int type, int session, int msg);
 /* An empty error message to source for session (never raises). */
 void kernel_send_error(struct kernel *k, lua_Integer source, lua_Integer session);
+/* An error message to source for session carrying the text reason (its first
+ * line, at most KERNEL_REASON_MAX bytes), which the caller's kernel keeps as the
+ * reason of its failed call (never raises; skynet ignores the payload). */
+void kernel_send_reason(struct kernel *k, lua_Integer source, lua_Integer session,
+                        const char *reason);
 /* A new session from the core, skipping those in use once the counter wrapped. */
 int kernel_new_session(lua_State *L, int K, struct kernel *k);
 /* Note session as allocated (detects the wrap). */
@@ -214,6 +219,20 @@ int kernel_lrequest(lua_State *L);      // S.request
 int kernel_lowe(lua_State *L);          // S.owe
 int kernel_lowes(lua_State *L);         // S.owes
 
+/* ---- dispatch.c: failure reasons ----
+ * The text a PTYPE_ERROR carries is the reason of the failed call: kept under
+ * the session until the call's coroutine is resumed, then under that
+ * coroutine (its last failed call) until its next failed call. One table in
+ * the registry with weak keys, made on first use; only the kernel touches it. */
+
+#define KERNEL_REASON_MAX 1000
+
+/* reasons[key at key] = the value on top (popped). */
+void kernel_reason_set(lua_State *L, int key);
+/* Push reasons[key at key]; returns its type. */
+int kernel_reason_get(lua_State *L, int key);
+int kernel_lreason(lua_State *L); // S.reason
+
 /* ---- proto.c ---- */
 
 /* Push proto[typename at idx], or raise "unknown protocol" at the caller's caller. */
@@ -236,9 +255,15 @@ lua_State *kernel_co_get(lua_State *L, int K);
 bool kernel_resume(struct kernel *k, lua_State *L, lua_State *co, int narg);
 /* The coroutine at idx died with the error at err: log, fail its request, close it. */
 void kernel_co_error(lua_State *L, int K, struct kernel *k, int idx, int err);
-/* The coroutine at idx dies: an error to the source of the call it serves, its
- * request forgotten. */
-void kernel_co_fail_request(lua_State *L, int K, struct kernel *k, int idx);
+/* The coroutine at idx dies: an error to the source of the call it serves
+ * (carrying reason when not NULL), its request forgotten. */
+void kernel_co_fail_request(lua_State *L, int K, struct kernel *k, int idx, const char *reason);
+/* True when msg ends with "call failed" (skynet.call's error). */
+bool kernel_is_call_failed(const char *msg);
+/* When msg is a failed call's error and the coroutine at idx kept a reason
+ * for it: push that reason, forget it there and return it; else push nothing
+ * and return NULL. */
+const char *kernel_co_cause(lua_State *L, int idx, const char *msg);
 /* Bookkeeping when the coroutine at idx stops for good: fired timeout, trace tag. */
 void kernel_co_finished(lua_State *L, int K, struct kernel *k, int idx);
 int kernel_close_thread(lua_State *co, lua_State *from);

@@ -289,7 +289,7 @@ kill_coroutine(lua_State *L, int K, struct kernel *k, int co) {
 	if (!is_suspended(L, thread) || !find_session(L, K, co, &session))
 		return false;
 	drop_session(L, K, k, session);
-	kernel_co_fail_request(L, K, k, co);
+	kernel_co_fail_request(L, K, k, co, NULL);
 	kernel_co_finished(L, K, k, co);
 	kernel_close_thread(thread, L);
 	return true;

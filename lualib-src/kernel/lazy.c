@@ -283,6 +283,7 @@ static const luaL_Reg PRIVATE_FUNCS[] = {
     {"killthread", kernel_lkillthread},
     {"exit_state", kernel_lexit_state},
     {"parked", kernel_lparked},
+    {"reason", kernel_lreason},
     {NULL, NULL},
 };
 

@@ -12,7 +12,8 @@
  * Owns: the heads of the wakeup, error and fork queues (k->wq_h, k->eq_h,
  * k->fq_h; the queues are reset when drained), their entries as it takes
  * them (UV_WQ, UV_WQ_TOKEN, UV_WOKEN, UV_EQ, UV_FQ, UV_FQ_ARGS), and the
- * UV_WAITING and UV_WATCHING entries of the coroutines it resumes.
+ * UV_WAITING and UV_WATCHING entries of the coroutines it resumes; moves a
+ * failed call's reason from its session to its coroutine (dispatch.c).
  * Reads: the tails of the queues (timer.c, dispatch.c and coroutine.c add).
  */
 
@@ -90,6 +91,18 @@ resume_woken(lua_State *L, int K, struct kernel *k, int base) {
 	return kernel_resume(k, L, lua_tothread(L, co), 2);
 }
 
+/* Push the reason kept for the failed call on session (or nil) and forget it there. */
+static void
+take_reason(lua_State *L, lua_Integer session) {
+	lua_pushinteger(L, session);
+	kernel_reason_get(L, -1);
+	lua_pushinteger(L, session);
+	lua_pushnil(L);
+	kernel_reason_set(L, -2);
+	lua_pop(L, 1);
+	lua_remove(L, -2);
+}
+
 /*
  * Fail the call at the head of the error queue: its coroutine is resumed
  * with false, its handler table called with (t, session, false). Leaves co, r
@@ -105,12 +118,14 @@ resume_failed(lua_State *L, int K, struct kernel *k, int base) {
 	lua_settop(L, base);
 	int co = base + 1;
 	int t = kernel_geti(L, K, UV_WAITING, s);
+	take_reason(L, s);
 	if (t != LUA_TNIL) {
 		lua_pushnil(L);
 		kernel_seti(L, K, UV_WAITING, s);
 		lua_pushnil(L);
 		kernel_seti(L, K, UV_WATCHING, s);
 		if (t == LUA_TTHREAD) {
+			kernel_reason_set(L, co); // its last failed call's (nil: none)
 			kernel_set_running(L, K, k, co);
 			lua_pushboolean(L, 0);
 			return kernel_resume(k, L, lua_tothread(L, co), 1);

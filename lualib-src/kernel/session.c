@@ -22,6 +22,7 @@
 #include <lauxlib.h>
 
 #include <stdlib.h>
+#include <string.h>
 
 int
 kernel_send_msg(lua_State *L, struct kernel *k, int dest, int type, int session, int msg) {
@@ -48,6 +49,15 @@ kernel_send_msg(lua_State *L, struct kernel *k, int dest, int type, int session,
 void
 kernel_send_error(struct kernel *k, lua_Integer source, lua_Integer session) {
 	skynet_send(k->ctx, 0, (uint32_t)source, PTYPE_ERROR, (int)session, NULL, 0);
+}
+
+void
+kernel_send_reason(struct kernel *k, lua_Integer source, lua_Integer session, const char *reason) {
+	size_t len = strcspn(reason, "\n");
+	if (len > KERNEL_REASON_MAX)
+		len = KERNEL_REASON_MAX;
+	/* skynet_send copies a payload sent without PTYPE_TAG_DONTCOPY. */
+	skynet_send(k->ctx, 0, (uint32_t)source, PTYPE_ERROR, (int)session, (void *)reason, len);
 }
 
 static void

@@ -13,16 +13,47 @@
  */
 
 #include "kernel.h"
+#include "../lua-skynet.h"
 
 #include <lauxlib.h>
 
-/* The xpcall handler of init_service: the error with the stack from where it was raised. */
+#include <string.h>
+
+/* The xpcall handler of init_service: the error with the stack from where it
+ * was raised, less frames that say nothing; a failed call whose error carried
+ * a reason: "<error> (<reason>)" alone (the reason was logged where it rose). */
 static int
 init_traceback(lua_State *L) {
 	if (lua_type(L, 1) != LUA_TSTRING && !lua_isnoneornil(L, 1))
 		return 1; // debug.traceback leaves other values alone
-	luaL_traceback(L, L, lua_tostring(L, 1), 1);
+	const char *msg = lua_tostring(L, 1);
+	if (msg == NULL)
+		msg = "nil";
+	lua_pushthread(L);
+	const char *cause = kernel_co_cause(L, -1, msg);
+	if (cause != NULL) {
+		lua_pushfstring(L, "%s (%s)", msg, cause);
+		return 1;
+	}
+	skynet_push_traceback(L, L, msg, 1);
 	return 1;
+}
+
+/* Push the reason of the start error at err: the text before the traceback,
+ * or for a failed call the reason its error carried (in the parentheses). */
+static void
+push_start_reason(lua_State *L, int err) {
+	const char *text = lua_tostring(L, err);
+	const char *tb = strstr(text, "\nstack traceback:");
+	size_t len = tb ? (size_t)(tb - text) : strlen(text);
+	lua_pushlstring(L, text, len);
+	const char *first = lua_tostring(L, -1);
+	const char *open = strstr(first, "call failed (");
+	if (tb == NULL && open != NULL && first[len - 1] == ')') {
+		open += strlen("call failed (");
+		lua_pushlstring(L, open, (size_t)(first + len - 1 - open));
+		lua_remove(L, -2);
+	}
 }
 
 static int
@@ -56,15 +87,18 @@ quit_k(lua_State *L, int status, lua_KContext ctx) {
 /* The stack of init_service. */
 enum { INIT_START = 1, INIT_KERNEL, INIT_S, INIT_HANDLER };
 
-/* skynet.send(".launcher", "lua", cmd) */
+/* skynet.send(".launcher", "lua", cmd[, the text at reason]) (reason 0: none);
+ * leaves the stack at INIT_S. */
 static void
-tell_launcher(lua_State *L, const char *cmd) {
-	lua_settop(L, INIT_S);
+tell_launcher(lua_State *L, const char *cmd, int reason) {
 	lua_pushcfunction(L, kernel_lsend);
 	lua_pushliteral(L, ".launcher");
 	lua_pushliteral(L, "lua");
 	lua_pushstring(L, cmd);
-	lua_call(L, 3, 0);
+	if (reason != 0)
+		lua_pushvalue(L, reason);
+	lua_call(L, reason != 0 ? 4 : 3, 0);
+	lua_settop(L, INIT_S);
 }
 
 /* Stack: start, K, S, handler, [error] */
@@ -75,11 +109,14 @@ init_done(lua_State *L, int status, lua_KContext ctx) {
 	lua_pushnil(L);
 	lua_setiuservalue(L, INIT_KERNEL, UV_INIT_THREAD);
 	if (status == LUA_OK || status == LUA_YIELD) {
-		tell_launcher(L, "LAUNCHOK");
+		lua_settop(L, INIT_S);
+		tell_launcher(L, "LAUNCHOK", 0);
 		return 0;
 	}
+	int e = lua_gettop(L) + 1;
 	const char *err = luaL_tolstring(L, -1, NULL);
 	skynet_error(k->ctx, "init service failed: %s", err);
+	push_start_reason(L, e);
 	if (skynet_command(k->ctx, "QUERY", ".launcher") == NULL) {
 		/* Started before the launcher: the bootstrap, or the launcher itself. */
 		skynet_error(
@@ -88,7 +125,7 @@ init_done(lua_State *L, int status, lua_KContext ctx) {
 		skynet_command(k->ctx, "ABORT", "1");
 		return 0;
 	}
-	tell_launcher(L, "ERROR");
+	tell_launcher(L, "ERROR", e + 1);
 	kernel_uv(L, INIT_KERNEL, UV_SKYNET);
 	lua_getfield(L, -1, "exit");
 	lua_callk(L, 0, 0, 0, quit_k);

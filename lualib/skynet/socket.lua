@@ -523,8 +523,8 @@ function socket.listen(host, port, backlog)
 		host, port = address("listen", host)
 	end
 	local ok, id = pcall(driver.listen, host, port, backlog)
-	if not ok or not id then
-		error("Listen error", 2)
+	if not ok then
+		error(id, 0) -- "cannot listen on host:port: reason": the cause is not the caller's line
 	end
 	local s = new_state(id)
 	s.listening = true

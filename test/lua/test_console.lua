@@ -489,7 +489,8 @@ t.case("default ip and port 0", function()
 	t.eq(socket.readline(c), "Welcome to skynet console", "second console")
 	socket.close(c)
 	skynet.kill(other)
-	t.raises("call failed", skynet.newservice, "debug_console", "127.0.0.1", "notaport")
+	t.raises("newservice debug_console failed: debug_console: bad port (notaport)", skynet.newservice,
+		"debug_console", "127.0.0.1", "notaport")
 end)
 
 t.start(nil, function()

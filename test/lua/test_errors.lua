@@ -124,6 +124,30 @@ t.case("a request queued behind the target's exit is bounced as an error", funct
 	t.ok(err:find("call failed", 1, true) or err:find("call to invalid address", 1, true), "error text: " .. err)
 end)
 
+t.case("a caller's mistake in the service helpers raises at the caller's line", function()
+	skynet.setenv("test_errors_once", "1")
+	local ok, err = pcall(function()
+		skynet.setenv("test_errors_once", "2")
+	end)
+	t.eq(ok, false, "setenv of an existing key must raise")
+	t.ok(tostring(err):find("^%./test/lua/test_errors%.lua:%d+: Can't setenv exist key : test_errors_once$"),
+		"error text: " .. tostring(err))
+	ok, err = pcall(function()
+		skynet.request():add("not a table")
+	end)
+	t.eq(ok, false, "request:add of a non-table must raise")
+	t.ok(tostring(err):find("^%./test/lua/test_errors%.lua:%d+: skynet.request: request table expected$"),
+		"error text: " .. tostring(err))
+end)
+
+t.case("a handler's error keeps skynet's call failed text for the caller", function()
+	local ok, err = pcall(function()
+		return skynet.call(echo, "lua", "error", "reason on purpose")
+	end)
+	t.eq(ok, false, "call must raise")
+	t.ok(tostring(err):find("^%./test/lua/test_errors%.lua:%d+: call failed$"), "error text: " .. tostring(err))
+end)
+
 t.start(nil, function()
 	skynet.register_protocol({
 		name = "text",

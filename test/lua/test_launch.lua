@@ -33,20 +33,47 @@ t.case("newservice returns nil when the service exits during start", function()
 	node_still_works()
 end)
 
+-- newservice's error, raised at its caller's line: the service's name and
+-- why its start failed (the first line of its start error).
+local function launch_error(name)
+	local ok, err = pcall(function()
+		local handle = skynet.newservice(name) -- not a tail call: the caller's line stays
+		return handle
+	end)
+	t.eq(ok, false, "newservice " .. name .. " must raise")
+	err = tostring(err)
+	local prefix = string.format("^%%./test/lua/test_launch%%.lua:%%d+: newservice %s failed: ", name)
+	t.ok(err:find(prefix), "names the service, at the caller's line: " .. err)
+	t.ok(not err:find("\n", 1, true), "one line: " .. err)
+	return err
+end
+
 t.case("a missing service raises in newservice", function()
-	t.raises("call failed", skynet.newservice, "svc_there_is_no_such_file")
+	local err = launch_error("svc_there_is_no_such_file")
+	t.ok(err:find("cannot open ./test/lua/svc_there_is_no_such_file.lua", 1, true), err)
 	node_still_works()
 end)
 
-t.case("a syntax error raises in newservice", function()
-	t.raises("call failed", skynet.newservice, "svc_syntax_error")
+t.case("a syntax error raises in newservice with the compile error alone", function()
+	local err = launch_error("svc_syntax_error")
+	t.ok(err:find("failed: ./test/lua/svc_syntax_error.lua:6: unexpected symbol near '='$"), err)
+	t.ok(not err:find("cannot open", 1, true), "the templates missed before it are left out: " .. err)
 	node_still_works()
 end)
 
-t.case("an error in the main chunk, an init function or start raises", function()
-	t.raises("call failed", skynet.newservice, "svc_main_error")
-	t.raises("call failed", skynet.newservice, "svc_init_error")
-	t.raises("call failed", skynet.newservice, "svc_start_error")
+t.case("an error in the main chunk, an init function or start raises with it", function()
+	local err = launch_error("svc_main_error")
+	t.ok(err:find("svc_main_error.lua:2: svc_main_error: main chunk failure on purpose$"), err)
+	err = launch_error("svc_init_error")
+	t.ok(err:find("svc_init_error.lua:5: svc_init_error: init failure on purpose$"), err)
+	err = launch_error("svc_start_error")
+	t.ok(err:find("svc_start_error.lua:5: svc_start_error: start failure on purpose$"), err)
+	node_still_works()
+end)
+
+t.case("a start that fails on a failed call raises with the remote error", function()
+	local err = launch_error("svc_chain_start")
+	t.ok(err:find("failed: ./test/lua/svc_echo.lua:%d+: svc_chain_start: handler failure on purpose$"), err)
 	node_still_works()
 end)
 
@@ -78,7 +105,8 @@ t.case("killing a service during its start makes newservice raise", function()
 	skynet.kill(tonumber(addr:sub(2), 16))
 	skynet.sleep(100)
 	t.eq(ok, false, "newservice must raise")
-	t.ok(tostring(err):find("call failed", 1, true), "error text: " .. tostring(err))
+	t.ok(tostring(err):find("newservice svc_slow_start failed: killed while starting", 1, true),
+		"error text: " .. tostring(err))
 	node_still_works()
 end)
 

@@ -30,7 +30,7 @@ cases[#cases + 1] = { "newservice, launcher LIST/MEM/STAT, exit", function()
 end }
 
 cases[#cases + 1] = { "newservice failures", function()
-	t.raises("call failed", skynet.newservice, "no_such_service_file")
+	t.raises("newservice no_such_service_file failed: cannot open", skynet.newservice, "no_such_service_file")
 	local peer = skynet.newservice("smoke_peer")
 	t.ok(peer, "still launching")
 end }
@@ -62,7 +62,7 @@ cases[#cases + 1] = { "uniqueservice under concurrent requests", function()
 	t.eq(q, got[1], "queryservice")
 	local e1 = select(2, pcall(skynet.uniqueservice, "no_such_unique"))
 	local e2 = select(2, pcall(skynet.uniqueservice, "no_such_unique"))
-	t.ok(tostring(e1):find("call failed", 1, true), "first error " .. tostring(e1))
+	t.ok(tostring(e1):find("newservice no_such_unique failed: cannot open", 1, true), "first error " .. tostring(e1))
 	t.eq(e2, e1, "later requests raise the same text")
 end }
 

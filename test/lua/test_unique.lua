@@ -75,6 +75,14 @@ t.case("a failing uniqueservice raises for every caller, now and later", functio
 	end
 	local ok = pcall(skynet.queryservice, "svc_start_error")
 	t.eq(ok, false, "queryservice of a failed name must raise")
+	t.ok(first:find("^newservice svc_start_error failed: .*svc_start_error: start failure on purpose$"),
+		"names the service and the reason: " .. first)
+	local _, err = pcall(function()
+		local handle = skynet.uniqueservice("svc_start_error") -- not a tail call
+		return handle
+	end)
+	t.ok(tostring(err):find("^%./test/lua/test_unique%.lua:%d+: newservice svc_start_error failed: "),
+		"raised once, at the caller's line: " .. tostring(err))
 end)
 
 t.case("a missing unique service raises too", function()

@@ -167,14 +167,27 @@ check multinode_config_explains_itself_exit_1 $?
 lua_conf "$dir/nostart.conf" 'start = "no_such_start"'
 node "$dir/nostart.conf"
 [ $? -eq 1 ] && grep -q 'no_such_start.lua: No such file' "$dir/out" &&
-	grep -q 'start service no_such_start failed' "$dir/out"
+	tail -n 1 "$dir/out" | grep -q 'newservice no_such_start failed: cannot open .*no_such_start.lua'
 check missing_start_script_exit_1 $?
 
+# A service file that does not compile: its compile error is the first line
+# naming the file (no "cannot open" of the templates tried before it), and the
+# caller's error names the service and gives that error.
 printf 'local skynet = require "skynet"\nskynet.start(function()\n' >"$dir/broken.lua"
 lua_conf "$dir/broken.conf" 'start = "broken"'
 node "$dir/broken.conf"
-[ $? -eq 1 ] && grep -q "broken.lua:.*expected" "$dir/out"
+[ $? -eq 1 ] && grep -m 1 'broken\.lua' "$dir/out" | grep -q "broken.lua:.*expected" &&
+	! grep -q 'cannot open.*broken\.lua' "$dir/out" &&
+	tail -n 1 "$dir/out" | grep -q "newservice broken failed: .*broken.lua:.*expected"
 check start_script_syntax_error_exit_1 $?
+
+printf 'local skynet = require "skynet"\nskynet.start(function()\n\tskynet.uniqueservice("broken")\nend)\n' \
+	>"$dir/usebroken.lua"
+lua_conf "$dir/usebroken.conf" 'start = "usebroken"'
+node "$dir/usebroken.conf"
+[ $? -eq 1 ] && grep -q 'usebroken.lua:3: newservice broken failed: .*broken.lua:.*expected' "$dir/out" &&
+	! grep -q 'ext/service\.lua:[0-9]*: \(call failed\|newservice\)' "$dir/out"
+check uniqueservice_syntax_error_names_service $?
 
 # The bootstrap service itself failing (missing script, or its start function
 # raising) also stops the node with exit status 1.
@@ -201,11 +214,23 @@ skynet.start(function()
 	skynet.error("holding port " .. port)
 end)
 LUA
+# The start service asks a second one to listen, as a game's main asks its
+# gate through the watchdog: the reason travels back through both calls.
 cat >"$dir/listen.lua" <<'LUA'
+local skynet = require "skynet"
+skynet.start(function()
+	local listener = skynet.newservice("listener")
+	skynet.call(listener, "lua", tonumber(skynet.getenv "port"))
+end)
+LUA
+cat >"$dir/listener.lua" <<'LUA'
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 skynet.start(function()
-	socket.listen("127.0.0.1", tonumber(skynet.getenv "port"))
+	skynet.dispatch("lua", function(_, _, port)
+		socket.listen("127.0.0.1", port)
+		skynet.ret()
+	end)
 end)
 LUA
 lua_conf "$dir/hold.conf" "start = \"hold\"
@@ -226,9 +251,14 @@ node "$dir/listen.conf"
 st=$?
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
-[ -n "$port" ] && [ "$st" -eq 1 ] && grep -q 'Address already in use' "$dir/out" &&
-	grep -q 'start service listen failed' "$dir/out"
+[ -n "$port" ] && [ "$st" -eq 1 ] &&
+	tail -n 1 "$dir/out" | grep -q "newservice listen failed: cannot listen on 127.0.0.1:$port: address already in use (is another node running?)\$"
 check start_listen_port_taken_exit_1 $?
+# Once: one traceback (the listener's), no frame-less "[C]: in ?" tails, no
+# raw socket log line, no framework file:line as the caller's error.
+[ "$(grep -c 'stack traceback:' "$dir/out")" -eq 1 ] && ! grep -q '^	\[C\]: in ?$' "$dir/out" &&
+	! grep -q 'Address already in use' "$dir/out" && ! grep -q 'ext/service\.lua:[0-9]*: call failed' "$dir/out"
+check start_listen_port_taken_no_noise $?
 
 # daemon: the launching process returns at once; the daemon owns the pid
 # file while it runs and removes it when its last service exits.

@@ -111,9 +111,9 @@ sum_before=$(cksum <"$dir/data/corrupt.db")
 sed "s|reminders.db|corrupt.db|" "$dir/config.check" >"$dir/config.corrupt"
 timeout 60 "$B/skynet" "$dir/config.corrupt" >"$dir/out.corrupt" 2>&1
 status=$?
-grep "corrupt.db\|reminder service cannot start" "$dir/out.corrupt"
-[ "$status" -eq 1 ] && grep -q "reminder store .*corrupt.db: sqlite: cannot open .*file is not a database" \
-	"$dir/out.corrupt" && grep -q "bootstrap: the reminder service cannot start" "$dir/out.corrupt" &&
+grep "corrupt.db\|node cannot start" "$dir/out.corrupt"
+[ "$status" -eq 1 ] && tail -n 1 "$dir/out.corrupt" |
+	grep -q "newservice reminderd failed: reminder store .*corrupt.db: sqlite: cannot open .*file is not a database" &&
 	[ "$(cksum <"$dir/data/corrupt.db")" = "$sum_before" ]
 check reminder_corrupt_store_stops_boot $?
 summary

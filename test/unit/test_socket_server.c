@@ -1591,7 +1591,7 @@ accepts_dropped_with_their_service_are_closed(int *failed) {
 		abort();
 	struct skynet_context *ctx = fixture_service("holder", NULL);
 	TT_CHECK(ctx != NULL);
-	int lid = skynet_socket_listen(ctx, "127.0.0.1", 0, PEERS);
+	int lid = skynet_socket_listen(ctx, "127.0.0.1", 0, PEERS, NULL);
 	TT_CHECK(lid >= 0);
 	TT_CHECK(run_queued(ctx, 1)); // CONNECT: the port
 	int port = HOLDER_PORT;
@@ -1666,7 +1666,7 @@ wait_consumer(int id, uint32_t consumer) {
 /* One holder listening and one accepted, started connection; *fd is the peer. */
 static int
 node_connection(struct skynet_context *ctx, int *lid, int *fd) {
-	*lid = skynet_socket_listen(ctx, "127.0.0.1", 0, 8);
+	*lid = skynet_socket_listen(ctx, "127.0.0.1", 0, 8, NULL);
 	if (*lid < 0 || !run_queued(ctx, 1)) // CONNECT: the port
 		return -1;
 	int port = HOLDER_PORT;

@@ -51,7 +51,7 @@ function skynet.response(pack)
 	pack = pack or c.pack
 	local session, source = request(true)
 	if session == nil then
-		error "no session"
+		error("no session", 2)
 	end
 	if session == 0 then
 		return noop_response
@@ -61,7 +61,7 @@ function skynet.response(pack)
 			return owes(resp)
 		end
 		if pack == nil then
-			error "Can't response more than once"
+			error("Can't response more than once", 2)
 		end
 		local r = false
 		if owes(resp, true) then
@@ -71,7 +71,10 @@ function skynet.response(pack)
 					c_send(source, PTYPE_ERROR, session, "")
 				end
 			else
-				r = c_send(source, PTYPE_ERROR, session, "")
+				-- resp(false, reason): the text rides in the error, the caller's
+				-- kernel keeps it (skynet ignores an error's payload)
+				local reason = ...
+				r = c_send(source, PTYPE_ERROR, session, type(reason) == "string" and reason or "")
 			end
 			r = r ~= nil and r ~= false
 		end

@@ -23,8 +23,12 @@ local request = {}
 request.__index = request
 
 function request:add(obj)
-	assert(type(obj) == "table", "skynet.request: request table expected")
-	assert(state[self] == nil, "skynet.request: add after select")
+	if type(obj) ~= "table" then
+		error("skynet.request: request table expected", 2)
+	end
+	if state[self] ~= nil then
+		error("skynet.request: add after select", 2)
+	end
 	self[#self + 1] = obj
 	return self
 end
@@ -85,7 +89,9 @@ end
 request.__close = request.close
 
 function request:select(timeout)
-	assert(state[self] == nil, "skynet.request: select can be called only once")
+	if state[self] ~= nil then
+		error("skynet.request: select can be called only once", 2)
+	end
 	local st = {
 		sessions = {}, ready = {}, resps = {}, rh = 1, rt = 0, pending = 0, closed = false,
 	}

@@ -3,6 +3,7 @@
 -- info_func (its function stays here; skynet.debug asks the module for it).
 local skynet = require "skynet"
 local c = require "skynet.core"
+local S = require "skynet.private"
 
 function skynet.localname(name)
 	return c.addresscommand("QUERY", name)
@@ -17,7 +18,9 @@ function skynet.getenv(key)
 end
 
 function skynet.setenv(key, value)
-	assert(c.command("GETENV", key) == nil, "Can't setenv exist key : " .. key)
+	if c.command("GETENV", key) ~= nil then
+		error("Can't setenv exist key : " .. key, 2)
+	end
 	c.command("SETENV", key .. " " .. value)
 end
 
@@ -60,22 +63,47 @@ function skynet.memlimit(bytes)
 	skynet.memlimit = nil
 end
 
+-- A failed start raises "newservice <name> failed: <reason>" at the caller's
+-- line; the reason is the service's start error (the launcher's reply carries
+-- it), e.g. "cannot listen on 127.0.0.1:8888: address already in use ...".
 function skynet.newservice(name, ...)
-	return skynet.call(".launcher", "lua", "LAUNCH", "snlua", name, ...)
+	local ok, handle = pcall(skynet.call, ".launcher", "lua", "LAUNCH", "snlua", name, ...)
+	if ok then
+		return handle
+	end
+	local reason = tostring(handle)
+	if reason:find("call failed$") then
+		reason = S.reason() or "call failed"
+	end
+	error(string.format("newservice %s failed: %s", name, reason), 2)
 end
 
+-- The service manager answers (handle) or (nil, error text): raised at the
+-- caller's line.
 function skynet.uniqueservice(global, ...)
+	local handle, err
 	if global == true then
-		return assert(skynet.call(".service", "lua", "GLAUNCH", ...))
+		handle, err = skynet.call(".service", "lua", "GLAUNCH", ...)
+	else
+		handle, err = skynet.call(".service", "lua", "LAUNCH", global, ...)
 	end
-	return assert(skynet.call(".service", "lua", "LAUNCH", global, ...))
+	if handle == nil then
+		error(err, 2)
+	end
+	return handle
 end
 
 function skynet.queryservice(global, ...)
+	local handle, err
 	if global == true then
-		return assert(skynet.call(".service", "lua", "GQUERY", ...))
+		handle, err = skynet.call(".service", "lua", "GQUERY", ...)
+	else
+		handle, err = skynet.call(".service", "lua", "QUERY", global, ...)
 	end
-	return assert(skynet.call(".service", "lua", "QUERY", global, ...))
+	if handle == nil then
+		error(err, 2)
+	end
+	return handle
 end
 
 local info_func -- what the debug protocol's INFO calls (skynet.debug asks M.info_func)
