@@ -199,8 +199,9 @@ kernel_lunknown_message(lua_State *L) {
 	push_msg_string(L, ARG_MSG);
 	const char *m = luaL_tolstring(L, -1, NULL);
 	skynet_error(k->ctx, "Unknown %s: %s", lua_tostring(L, SLOT_WHAT), m);
-	return luaL_error(L, "Unknown session : %d from %x", (int)lua_tointeger(L, ARG_SESSION),
-	                  (unsigned)lua_tointeger(L, ARG_SOURCE));
+	char source[16]; // lua_pushfstring has no %x
+	snprintf(source, sizeof(source), ":%08x", (unsigned)lua_tointeger(L, ARG_SOURCE));
+	return luaL_error(L, "Unknown session : %d from %s", (int)lua_tointeger(L, ARG_SESSION), source);
 }
 
 /* ---- raw_dispatch: one message ---- */
