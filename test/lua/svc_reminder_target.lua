@@ -2,7 +2,8 @@
 -- its first argument. Each "reminder" delivery is logged with the wall
 -- clock it arrived at; "fail" key n makes the next n deliveries of key
 -- raise; "mute" key n leaves the next n unanswered (the caller times out);
--- "log" returns the deliveries so far, "clear" forgets them.
+-- "log" [key] returns the deliveries so far (of key only, when given),
+-- "clear" forgets them.
 local skynet = require "skynet"
 require "skynet.manager"
 local core = require "skynet.core"
@@ -34,8 +35,17 @@ function CMD.mute(key, n)
 	muted[key] = n
 end
 
-function CMD.log()
-	return log
+function CMD.log(key)
+	if key == nil then
+		return log
+	end
+	local r = {}
+	for _, d in ipairs(log) do
+		if d.key == key then
+			r[#r + 1] = d
+		end
+	end
+	return r
 end
 
 function CMD.clear()

@@ -22,13 +22,7 @@ local function stop()
 end
 
 local function deliveries(key)
-	local r = {}
-	for _, d in ipairs(skynet.call(target, "lua", "log")) do
-		if key == nil or d.key == key then
-			r[#r + 1] = d
-		end
-	end
-	return r
+	return skynet.call(target, "lua", "log", key)
 end
 
 local function sleep_s(s)
