@@ -201,7 +201,8 @@ kernel_lunknown_message(lua_State *L) {
 	skynet_error(k->ctx, "Unknown %s: %s", lua_tostring(L, SLOT_WHAT), m);
 	char source[16]; // lua_pushfstring has no %x
 	snprintf(source, sizeof(source), ":%08x", (unsigned)lua_tointeger(L, ARG_SOURCE));
-	return luaL_error(L, "Unknown session : %d from %s", (int)lua_tointeger(L, ARG_SESSION), source);
+	return luaL_error(L, "Unknown session : %d from %s", (int)lua_tointeger(L, ARG_SESSION),
+	                  source);
 }
 
 /* ---- raw_dispatch: one message ---- */
