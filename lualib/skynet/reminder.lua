@@ -76,7 +76,7 @@ local function check_when(when, cron_spec)
 end
 
 local function check_target(target)
-	if type(target) ~= "string" or target == "" or target == "." or target:sub(-1) == "." then
+	if type(target) ~= "string" or target == "" or target:sub(-1) == "." then
 		error(sformat("reminder.set: target must be a service name (.name, a unique service, node.name) (%s)",
 			tostring(target)), 3)
 	end
@@ -85,15 +85,9 @@ end
 -- Keeps payload (any skynet.pack-able value) for (key, due) runs at target.
 function M.set(key, when, target, payload, opts)
 	check_key("set", key)
-	local every, spec, zone, misfire
-	if opts == nil then
-		misfire = "once"
-	else
-		local ok
-		ok, every, spec, zone, misfire = pcall(plan.check_opts, opts)
-		if not ok then
-			error(every, 2)
-		end
+	local ok, every, spec, zone, misfire = pcall(plan.check_opts, opts)
+	if not ok then
+		error(every, 2)
 	end
 	local due = check_when(when, spec)
 	check_target(target)

@@ -64,7 +64,8 @@ end
 -- none), owner, then the field/value pairs to write packed in one string
 -- (pack_fields; absent: delete the record). Returns 1, or 0 when the
 -- stored gen or run differs (the record was set again, or another node
--- moved it on after this node's lease lapsed).
+-- moved it on after this node's lease lapsed) or, deleting, when there
+-- was no record.
 local WRITE <const> = UNPACK_FIELDS .. [[
 local ns, key, gen, run = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
 local h = ns .. ':r:' .. key
@@ -76,9 +77,8 @@ redis.call('ZREM', ns .. ':at', key)
 redis.call('ZREM', ns .. ':claim', key)
 redis.call('ZREM', ns .. ':dead', key)
 if #ARGV <= 7 then
-  redis.call('DEL', h)
   redis.call('ZREM', ns .. ':keys', key)
-  return 1
+  return redis.call('DEL', h)
 end
 if gen == '' then redis.call('DEL', h) end
 redis.call('HSET', h, unpack(unpack_fields(ARGV[8])))
@@ -348,7 +348,7 @@ local function flush_puts(self)
 		local ok, err = pcall(script, self, "puts", table.unpack(args))
 		for i = 1, n do
 			local w = batch[i]
-			w.done, w.ok, w.err = true, ok, err
+			w.ok, w.err = ok, err
 			skynet.wakeup(w)
 		end
 	end
@@ -375,9 +375,7 @@ function store:put(r, hold)
 end
 
 function store:delete(key)
-	local existed = call(self, "exists", NS .. ":r:" .. key)
-	script(self, "write", key, "", "", "pending", 0, "", self.owner)
-	return existed
+	return script(self, "write", key, "", "", "pending", 0, "", self.owner) == 1
 end
 
 function store:get(key)
