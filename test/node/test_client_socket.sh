@@ -26,13 +26,7 @@ finish() {
 	exit
 }
 
-CPATH="$B/luaclib/?.so"
-if ! LUA_CPATH="$CPATH" timeout 10 lua5.4 -e 'require "client.socket"' >/dev/null 2>&1; then
-	# shellcheck disable=SC2046 # pkg-config prints several words
-	cc -std=gnu11 -O1 -fPIC -shared $(pkg-config --cflags lua5.4 libcrypto) -o "$dir/client.so" \
-		lualib-src/client/*.c lualib-src/lua-crypt.c $(pkg-config --libs libcrypto)
-	CPATH="$dir/?.so"
-fi
+CPATH=$(client_cpath client.socket "$dir")
 run() { # lua code; prints what it prints, fails on any error
 	LUA_CPATH="$CPATH" timeout 10 lua5.4 -e "$1"
 }

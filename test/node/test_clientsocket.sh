@@ -11,13 +11,7 @@ dir=$(mktemp -d)
 trap 'exec 4>&-; rm -rf "$dir"' EXIT
 . test/node/lib.sh
 
-CPATH="$B/luaclib/?.so"
-if ! LUA_CPATH="$CPATH" timeout 10 lua5.4 -e 'require "clientsocket"' >/dev/null 2>&1; then
-	# shellcheck disable=SC2046 # pkg-config prints several words
-	cc -std=gnu11 -O1 -fPIC -shared $(pkg-config --cflags lua5.4) -o "$dir/clientsocket.so" \
-		examples/lua-clientsocket.c
-	CPATH="$dir/?.so"
-fi
+CPATH=$(client_cpath clientsocket "$dir")
 mkfifo "$dir/quiet"
 exec 4<>"$dir/quiet"
 

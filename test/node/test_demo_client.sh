@@ -25,13 +25,7 @@ finish() {
 
 # The client's socket module; a sanitizer build's copy does not load into the
 # system interpreter, so a plain one is built from the same source then.
-CPATH="$B/luaclib/?.so"
-if ! LUA_CPATH="$CPATH" timeout 10 lua5.4 -e 'require "clientsocket"' >/dev/null 2>&1; then
-	# shellcheck disable=SC2046 # pkg-config prints several words
-	cc -std=gnu11 -O1 -fPIC -shared $(pkg-config --cflags lua5.4) -o "$dir/clientsocket.so" \
-		examples/lua-clientsocket.c
-	CPATH="$dir/?.so"
-fi
+CPATH=$(client_cpath clientsocket "$dir")
 LUA_CPATH="$CPATH" timeout 10 lua5.4 -e 'require "clientsocket"'
 check clientsocket_loads $?
 command -v script >/dev/null 2>&1
