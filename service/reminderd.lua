@@ -574,6 +574,8 @@ end
 ---------------------------------------------------------------- requests
 
 local CMD = {}
+-- What a command returns when it answers the caller by itself, later.
+local ANSWERED <const> = {}
 
 -- The record as the caller sees it (the internal fields left out).
 local function public(rec)
@@ -589,6 +591,39 @@ local function is_string(v)
 	return type(v) == "string"
 end
 
+-- The store holds rec (set by a caller): forget what was near of its key,
+-- place rec.
+local function set_kept(rec, hold)
+	stats.sets = stats.sets + 1
+	touch(rec.key)
+	near[rec.key] = nil
+	place_rec(rec, hold)
+end
+
+-- A store with put_then (SQLite) writes without suspending the request:
+-- the answer goes out through a response once the write committed, so a
+-- burst of sets costs no coroutine each. Returns ANSWERED.
+local function set_then(rec, hold)
+	local resp = skynet.response()
+	local t0 = skynet.hpc()
+	store:put_then(rec, function(ok, err)
+		local s = (skynet.hpc() - t0) / 1e9
+		stats.store_ms = s * 1000
+		observe(store_time, s)
+		if not ok then
+			store_failed("put", err)
+			resp(true, false, "the store did not keep it: " .. tostring(err))
+			return
+		end
+		local placed, perr = pcall(set_kept, rec, hold)
+		if not placed then
+			log("reminder: %s kept but not placed: %s", rec.key, tostring(perr))
+		end
+		resp(true, true, true)
+	end)
+	return ANSWERED
+end
+
 -- set key, due, target, payload (packed), every, cron, tz, misfire: the
 -- arguments were checked by skynet.reminder; a malformed request is refused.
 function CMD.set(key, due, target, payload, every, cron, tz, policy)
@@ -602,14 +637,14 @@ function CMD.set(key, due, target, payload, every, cron, tz, policy)
 		attempt = 0, run = 1, missed = 0, state = "pending", gen = new_gen(),
 	}
 	local hold = holds(rec.at)
+	if store.put_then then
+		return set_then(rec, hold)
+	end
 	local ok, err = try_store("put", rec, hold)
 	if not ok then
 		return false, "the store did not keep it: " .. tostring(err)
 	end
-	stats.sets = stats.sets + 1
-	touch(key)
-	near[key] = nil
-	place_rec(rec, hold)
+	set_kept(rec, hold)
 	return true, true
 end
 
@@ -744,6 +779,9 @@ skynet.start(function()
 			return
 		end
 		local ok, done, r = pcall(f, ...)
+		if done == ANSWERED and ok then
+			return
+		end
 		if not ok then
 			skynet.retpack(false, tostring(done))
 		else

@@ -208,6 +208,41 @@ t.case("read-only databases refuse writes", function()
 	ro:close()
 end)
 
+t.case("exec_then answers in order, without blocking, and survives a raising function", function()
+	local db = sqlite.open(path "then.db", { sync = "off" })
+	db:exec "CREATE TABLE e(n INTEGER UNIQUE)"
+	local got = {}
+	local co = coroutine.running()
+	for i = 1, 5 do
+		local n = i == 3 and 1 or i -- the third breaks UNIQUE
+		t.eq(db:exec_then(function(ok, a, b)
+			got[#got + 1] = { i = i, ok = ok, a = a, b = b }
+			if i == 4 then
+				error "a raising function"
+			end
+			if #got == 5 then
+				skynet.wakeup(co)
+			end
+		end, "INSERT INTO e VALUES (?)", n), nil, "returns nothing at once")
+	end
+	t.eq(#got, 0, "no answer before the dispatch")
+	skynet.wait(co)
+	for i, g in ipairs(got) do
+		t.eq(g.i, i, "order")
+		if i == 3 then
+			t.eq(g.ok, false, "the failed insert")
+			t.ok(tostring(g.a):find("UNIQUE constraint failed", 1, true), tostring(g.a))
+		else
+			t.eq(g.ok, true, "insert " .. i)
+			t.eq(g.a, 1, "changes of insert " .. i)
+		end
+	end
+	t.eq(count(db, "e"), 4, "rows")
+	t.raises("f must be a function", db.exec_then, db, "INSERT INTO e VALUES (9)")
+	db:close()
+	t.raises("sqlite: database is closed", db.exec_then, db, function() end, "SELECT 1")
+end)
+
 t.case("close completes pending requests; later calls raise", function()
 	local db = sqlite.open(path "close.db", { sync = "off", wal = false })
 	db:exec "CREATE TABLE c(n)"

@@ -10,8 +10,9 @@
 -- which never blocks) and wakes each waiting coroutine.
 --
 -- State owned here: `waiting` (request id -> the waiter record of the
--- coroutine suspended on it) and `last_id`. A waiter whose coroutine was
--- killed stays until its answer arrives; the answer then wakes nobody.
+-- coroutine suspended on it, or the function db:exec_then gave) and
+-- `last_id`. A waiter whose coroutine was killed stays until its answer
+-- arrives; the answer then wakes nobody.
 local skynet = require "skynet"
 local core = require "sqlite.core"
 
@@ -40,9 +41,16 @@ local function dispatch(_, _, t, n)
 		local w = waiting[id]
 		if w then
 			waiting[id] = nil
-			w.ok, w.a, w.b = t[base + 2], t[base + 3], t[base + 4]
-			w.done = true
-			skynet.wakeup(w.co)
+			if type(w) == "function" then
+				local ok, err = pcall(w, t[base + 2], t[base + 3], t[base + 4])
+				if not ok then
+					skynet.error("sqlite: the function given to exec_then raised: " .. tostring(err))
+				end
+			else
+				w.ok, w.a, w.b = t[base + 2], t[base + 3], t[base + 4]
+				w.done = true
+				skynet.wakeup(w.co)
+			end
 		end
 	end
 end
@@ -104,6 +112,25 @@ function db:exec(sql, ...)
 		error(changes, 0)
 	end
 	return changes, rowid
+end
+
+-- Queues what exec would run and returns at once; f(ok, changes or the
+-- error, last_insert_rowid) runs in this service's dispatch of the answer
+-- (it must not yield). Saves the suspension of a coroutine per write.
+function db:exec_then(f, sql, ...)
+	check_open(self)
+	if type(f) ~= "function" then
+		error("sqlite.exec_then: f must be a function (" .. type(f) .. ")", 2)
+	end
+	if type(sql) ~= "string" then
+		error("sqlite.exec_then: sql must be a string (" .. type(sql) .. ")", 2)
+	end
+	local handle = self.handle
+	local id = new_id()
+	if not handle:exec(id, core.EXEC, sql, ...) then
+		error("sqlite: database is closed", 2)
+	end
+	waiting[id] = f
 end
 
 function db:query(sql, ...)

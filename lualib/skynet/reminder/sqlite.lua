@@ -94,9 +94,20 @@ local function write(self, sql, ...)
 	return (self.db:exec(sql, ...))
 end
 
+-- The statement and parameters that write r whole.
+local function put_args(r)
+	return PUT, r.key, r.due, r.at, r.target, sqlite.blob(r.payload), r.every, r.cron, r.tz, r.misfire, r.attempt,
+		r.run, r.missed, r.gen, STATE_IN[r.state], r.error
+end
+
 function store:put(r)
-	write(self, PUT, r.key, r.due, r.at, r.target, sqlite.blob(r.payload), r.every, r.cron, r.tz, r.misfire,
-		r.attempt, r.run, r.missed, r.gen, STATE_IN[r.state], r.error)
+	write(self, put_args(r))
+end
+
+-- put without waiting: f(ok, err) runs when the write committed or failed
+-- (in the service's dispatch; it must not yield).
+function store:put_then(r, f)
+	self.db:exec_then(f, put_args(r))
 end
 
 function store:delete(key)
