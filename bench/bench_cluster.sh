@@ -3,6 +3,9 @@
 # bench/bench_cluster_a.lua starts the serving node (bench_cluster_b.lua)
 # and prints
 #   BENCH name=cluster.call_rtt_us  sequential cluster.call round trip
+#   BENCH name=cluster.call_seq_per_s  the same as a rate
+#   BENCH name=cluster.cpu_us_per_call CPU of both nodes per sequential call
+#   BENCH name=cluster.call_c8_per_s   8 concurrent callers
 #   BENCH name=cluster.call_per_s   100 concurrent callers
 #   BENCH name=cluster.send_per_s   cluster.send, until all were handled
 #   BENCH name=cluster.mb_per_s     sequential calls carrying 1 MB each

@@ -6,6 +6,7 @@ require "skynet.manager"
 local socket = require "skynet.socket"
 local cluster = require "skynet.cluster"
 local report = require "bench_report"
+local proc = require "bench_proc"
 
 local dir = os.getenv "BENCH_DIR"
 local hpc = skynet.hpc
@@ -53,10 +54,24 @@ local function calls(callers, n, ...)
 	return (hpc() - t0) / 1e9
 end
 
+local function b_pid()
+	local f = assert(io.open(dir .. "/b.pid"))
+	local pid = f:read "n"
+	f:close()
+	return pid
+end
+
 local function bench()
 	calls(1, 2000, "ping") -- warm up
 	local n = 20000
-	report("cluster.call_rtt_us", calls(1, n, "ping") / n * 1e6, "us")
+	local pid = b_pid()
+	local cpu0 = proc.cpu_s() + proc.cpu_s(pid)
+	local s = calls(1, n, "ping")
+	local cpu = proc.cpu_s() + proc.cpu_s(pid) - cpu0
+	report("cluster.call_rtt_us", s / n * 1e6, "us")
+	report("cluster.call_seq_per_s", n / s, "calls/s")
+	report("cluster.cpu_us_per_call", cpu / n * 1e6, "us")
+	report("cluster.call_c8_per_s", 8 * 4000 / calls(8, 4000, "ping"), "calls/s")
 	local per = 1000
 	report("cluster.call_per_s", 100 * per / calls(100, per, "ping"), "calls/s")
 	local sends = 200000

@@ -65,14 +65,32 @@ local function bench_send()
 	report("lua.send_8pairs_per_s", send_rate(8, 8, 200000), "msgs/s")
 end
 
-local function bench_call()
+-- n calls between two services; calls/s.
+local function call_rate(n)
 	local server = skynet.newservice("bench_echo")
 	local client = skynet.newservice("bench_echo")
 	skynet.call(client, "lua", "calls", server, 10000) -- warm up
-	local n = 300000
 	local ns = skynet.call(client, "lua", "calls", server, n)
-	report("lua.call_per_s", n / (ns / 1e9), "calls/s")
 	kill_all({ server, client })
+	return n / (ns / 1e9)
+end
+
+-- A process that keeps one core busy (a shell loop, 60 s at most); its pid.
+local function start_hog()
+	local p = assert(io.popen "timeout 60 sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!")
+	local pid = p:read "n"
+	p:close()
+	return assert(pid, "the busy process did not start")
+end
+
+local function bench_call()
+	report("lua.call_per_s", call_rate(300000), "calls/s")
+	-- The same while a neighbour keeps one of the two cores busy: a worker
+	-- that spins takes the core the other worker needs.
+	local hog = start_hog()
+	local ok, rate = pcall(call_rate, 100000)
+	os.execute("kill " .. hog .. " 2>/dev/null")
+	report("sched.oversubscribed_call_per_s", assert(ok and rate, rate), "calls/s")
 end
 
 local function bench_spawn()

@@ -2,7 +2,8 @@
 -- service): resident memory and CPU time, from /proc/self.
 --   local proc = require "bench_proc"
 --   proc.vmrss_kib()  -- VmRSS, KiB
---   proc.cpu_s()      -- user + system CPU time of every thread, seconds
+--   proc.cpu_s([pid]) -- user + system CPU time of every thread, seconds (of
+--                        this process, or of process pid)
 local M = {}
 
 local clk_tck -- clock ticks per second of the /proc/self/stat times
@@ -14,7 +15,7 @@ function M.vmrss_kib()
 	return tonumber(text:match("VmRSS:%s*(%d+)"))
 end
 
-function M.cpu_s()
+function M.cpu_s(pid)
 	if clk_tck == nil then
 		local p = io.popen("getconf CLK_TCK 2>/dev/null")
 		clk_tck = p and tonumber(p:read("l")) or 100
@@ -22,7 +23,7 @@ function M.cpu_s()
 			p:close()
 		end
 	end
-	local f = assert(io.open("/proc/self/stat", "r"))
+	local f = assert(io.open("/proc/" .. (pid or "self") .. "/stat", "r"))
 	local text = f:read("a")
 	f:close()
 	-- fields after the ")" closing the command name: state is field 3

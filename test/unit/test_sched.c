@@ -22,6 +22,7 @@
 #include "skynet_module.h"
 #include "skynet_monitor.h"
 #include "skynet_server.h"
+#include "skynet_spin.h"
 #include "skynet_start.h"
 #include "skynet_timer.h"
 #include "skynet_cond.h"
@@ -287,6 +288,53 @@ dead_handle_requests_get_errors(int *failed) {
 	TT_CHECK(ASKER.send_to_void == SKYNET_EDEAD);
 	TT_CHECK(ASKER.send_to_void_named == SKYNET_EDEAD);
 	TT_CHECK(skynet_context_total() == 0);
+}
+
+/* Idle turns out of n that the gate lets spin. */
+static int
+spins_allowed(struct spin_gate *g, int n) {
+	int allowed = 0;
+	for (int i = 0; i < n; i++)
+		allowed += spin_gate_allows(g);
+	return allowed;
+}
+
+/*
+ * The spin gate: open at first; closed after spins that find nothing or
+ * lose their core (then only every SPIN_PROBE-th idle turn spins); open
+ * again after spins that find work.
+ */
+static void
+spin_gate_follows_hits(int *failed) {
+	struct spin_gate g;
+	spin_gate_init(&g);
+	TT_CHECK(spins_allowed(&g, 100) == 100);
+	for (int i = 0; i < 8; i++)
+		spin_gate_record(&g, true, false);
+	TT_CHECK(spins_allowed(&g, 100) == 100); // hits keep it open
+	int misses = 0;
+	while (spin_gate_allows(&g) && misses < 100) {
+		spin_gate_record(&g, false, false);
+		misses++;
+	}
+	TT_CHECK(misses >= 3 && misses <= 8);                 // a few misses close it
+	TT_CHECK(spins_allowed(&g, 8 * SPIN_PROBE) == 8); // closed: one probe in SPIN_PROBE
+	for (int i = 0; i < 50; i++)
+		spin_gate_record(&g, false, false); // the probes keep missing
+	TT_CHECK(spins_allowed(&g, 8 * SPIN_PROBE) == 8);
+	int hits = 0;
+	do {
+		spin_gate_record(&g, true, false); // the probes find work
+		hits++;
+	} while (spins_allowed(&g, SPIN_PROBE) != SPIN_PROBE && hits < 100);
+	TT_CHECK(hits >= 4 && hits <= 8); // a few hits open it again
+	spin_gate_init(&g);
+	int aways = 0;
+	while (spin_gate_allows(&g) && aways < 100) {
+		spin_gate_record(&g, true, true); // found work, but the core was taken
+		aways++;
+	}
+	TT_CHECK(aways == misses); // counts as a miss
 }
 
 static void
@@ -565,6 +613,7 @@ main(void) {
 	skynet_env_init();
 	TT_RUN(stress_all_worker_counts);
 	TT_RUN(dead_handle_requests_get_errors);
+	TT_RUN(spin_gate_follows_hits);
 	TT_RUN(monitor_flags_endless_once);
 	TT_RUN(overload_warned_once_per_doubling);
 	TT_RUN(idle_worker_woken_for_queued_work);
