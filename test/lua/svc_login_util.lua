@@ -3,7 +3,7 @@
 -- both scripts and their slaves build the same conf.
 --   token    b64(user) "@" b64(server) ":" b64(password); the password
 --            must be "password" (else auth_handler raises: 401)
---   login    an unknown server raises (403); the user "slow" sleeps 0.5 s
+--   login    an unknown server raises (403); the user "slow" sleeps 2 s
 --            in login_handler (so that a second login meets the uid lock:
 --            406); a user online is kicked through its gate first
 --   commands register_gate(server, gate), logout(uid, subid)
@@ -37,7 +37,7 @@ function M.conf(fields)
 			error("unknown server " .. server)
 		end
 		if uid == "slow" then
-			skynet.sleep(50)
+			skynet.sleep(200)
 		end
 		local last = online[uid]
 		if last then
