@@ -5,7 +5,8 @@
 --            must be "password" (else auth_handler raises: 401)
 --   login    an unknown server raises (403); the user "slow" sleeps 2 s
 --            in login_handler (so that a second login meets the uid lock:
---            406); a user online is kicked through its gate first
+--            406); "nil-subid" gets subid nil, "number-subid" 42 (neither
+--            reaches a gate); a user online is kicked through its gate first
 --   commands register_gate(server, gate), logout(uid, subid)
 local skynet = require "skynet"
 local crypt = require "skynet.crypt"
@@ -38,6 +39,10 @@ function M.conf(fields)
 		end
 		if uid == "slow" then
 			skynet.sleep(200)
+		elseif uid == "nil-subid" then
+			return nil
+		elseif uid == "number-subid" then
+			return 42
 		end
 		local last = online[uid]
 		if last then

@@ -158,6 +158,13 @@ local function login(port, user, server, password, opt)
 	return c:line(), secret, c
 end
 
+-- A whole login's reply line; the connection is closed.
+local function login_reply(port, user, server, password)
+	local reply, _, c = login(port, user, server, password)
+	c:close()
+	return reply
+end
+
 ---------------------------------------------------------------- message server
 
 local function handshake_text(uid, server, subid, index, secret)
@@ -423,12 +430,17 @@ local function login_refusals()
 	check("login_wrong_password_401", full(LOGIN_PORT, function(secret)
 		return b64(crypt.desencode(secret, token("dave", "sample", "secret")))
 	end) == "401 Unauthorized")
-	local reply = login(LOGIN_PORT, "dave", "nowhere", "password")
+	local reply = login_reply(LOGIN_PORT, "dave", "nowhere", "password")
 	check("login_unknown_server_403", reply == "403 Forbidden", reply)
+	-- the subid's text: nil gives the empty encoding, a number its decimal text
+	reply = login_reply(LOGIN_PORT, "nil-subid", "sample", "password")
+	check("login_nil_subid_is_200_space", reply == "200 ", reply)
+	reply = login_reply(LOGIN_PORT, "number-subid", "sample", "password")
+	check("login_number_subid_is_its_text", reply == "200 NDI=", reply)
 	-- a second login of a uid whose login_handler still runs: 406
 	local first = login_start(LOGIN_PORT, "slow", "sample", "password")
 	socket.usleep(100000)
-	local second = login(LOGIN_PORT, "slow", "sample", "password")
+	local second = login_reply(LOGIN_PORT, "slow", "sample", "password")
 	local first_reply = first:line(6000)
 	first:close()
 	check("login_concurrent_same_uid_406", second == "406 Not Acceptable", second)
