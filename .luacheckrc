@@ -34,6 +34,7 @@ files["test/lua/snax_counter/*.lua"] = snax
 -- (the cluster node table, a sharedata "@file" source).
 local data = { allow_defined_top = true, ignore = { "131" } }
 files["examples/cluster/clustername.lua"] = data
+files["examples/login/clustername.lua"] = data
 files["test/lua/sharedata_conf.lua"] = data
 
 -- Editor annotations (LuaLS ---@meta files): declarations with empty bodies,
