@@ -90,6 +90,21 @@ grep -q 'unknown key "undeclared_thing"' "$dir/out" && ! grep -q 'unknown key "u
 	! grep -q 'unknown key "\(world_size\|reward_cs\|config_keys\)"' "$dir/out"
 check declared_keys_do_not_warn $?
 
+# Keys every skynet config carries (root, and the harbor keys master and
+# address) are accepted without a warning and without config_keys.
+cat >"$dir/skynet.conf" <<CFG
+root = "./"
+thread = 2
+harbor = 0
+address = "127.0.0.1:2526"
+master = "127.0.0.1:2013"
+cpath = "$B/cservice/?.so"
+bootstrap = "echo 5"
+CFG
+node "$dir/skynet.conf"
+[ $? -eq 0 ] && grep -q 'LAUNCH echo 5' "$dir/out" && ! grep -q 'unknown key' "$dir/out"
+check skynet_config_keys_do_not_warn $?
+
 printf 'thread = \n' >"$dir/bad.conf"
 node "$dir/bad.conf"
 [ $? -eq 1 ] && grep -q 'bad.conf:' "$dir/out"
