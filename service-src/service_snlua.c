@@ -19,7 +19,7 @@
  * hooks framework and granted) in package.preload, accounting
  * coroutine.resume/wrap, generational GC, the LUA_* globals from env) and
  * runs the loader script.
- * Any failure is logged, "ERROR <reason>" goes to .launcher and the service exits;
+ * Any failure is logged, the service exits and then "ERROR <reason>" goes to .launcher;
  * with no .launcher yet (the bootstrap failed) the node stops with status 1.
  *
  * Lua warnings (warn() and errors in __gc) go to the log, one line each;
@@ -224,8 +224,10 @@ launch_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t 
 		                  "stopping with exit status 1");
 		skynet_command(ctx, "ABORT", "1");
 	} else {
-		tell_launcher_error(ctx, err);
+		/* Exit first: the caller may log the reason as a failed node's last
+		 * line, which then comes after this service's "KILL self". */
 		skynet_command(ctx, "EXIT", NULL);
+		tell_launcher_error(ctx, err);
 	}
 	lua_settop(L, 0);
 	lua_gc(L, LUA_GCRESTART);
