@@ -22,6 +22,7 @@ M.DEFAULTS = {
 	view = 0, -- cells a player sees around itself; 0: the whole map
 	tick_cs = 10, -- the world's fixed-rate tick (10 cs = 10 Hz)
 	seed = 0, -- random seed of the world; 0: from the clock
+	crowd_rate = 20, -- events between others sent to a player a second at most; 0: no limit
 	-- players
 	player_hp = 100,
 	player_damage = 10,

@@ -179,6 +179,7 @@ function onPush(msg) {
     case "quest": { const f = fields(msg); arena.gold = +f.total; log("daily quest done!", "me"); break; }
     case "daily": { const f = fields(msg); arena.quest = f.quest; log(f.ago ? `daily reset (${f.ago}s ago)` : "daily reset"); break; }
     case "kick": log(`disconnected: ${msg.slice(5)}`, "err"); break;
+    case "skipped": send("look"); break; // events between others were held back: redraw from look
     default: log(msg);
   }
 }
