@@ -185,6 +185,11 @@ node "$dir/nostart.conf"
 	tail -n 1 "$dir/out" | grep -q 'newservice no_such_start failed: cannot open .*no_such_start.lua'
 check missing_start_script_exit_1 $?
 
+# A failed load logs no traceback made only of the loader's and nameless C
+# frames ("[C]: in ?"): the error names the file already.
+! grep -q 'stack traceback' "$dir/out" && ! grep -q '^	\[C\]: in ?$' "$dir/out"
+check missing_start_script_no_empty_traceback $?
+
 # A service file that does not compile: its compile error is the first line
 # naming the file (no "cannot open" of the templates tried before it), and the
 # caller's error names the service and gives that error.
@@ -195,6 +200,18 @@ node "$dir/broken.conf"
 	! grep -q 'cannot open.*broken\.lua' "$dir/out" &&
 	tail -n 1 "$dir/out" | grep -q "newservice broken failed: .*broken.lua:.*expected"
 check start_script_syntax_error_exit_1 $?
+! grep -q 'stack traceback' "$dir/out" && ! grep -q '^	\[C\]: in ?$' "$dir/out"
+check start_script_syntax_error_no_empty_traceback $?
+
+# A script that fails while it loads keeps its own frames, and only those.
+printf 'local function f()\n\tlocal x = nil\n\treturn x.y\nend\nf()\n' >"$dir/loadfail.lua"
+lua_conf "$dir/loadfail.conf" 'start = "loadfail"'
+node "$dir/loadfail.conf"
+[ $? -eq 1 ] && grep -q 'loadfail.lua:3: in local .f.$' "$dir/out" &&
+	grep -q 'loadfail.lua:5: in main chunk$' "$dir/out" && ! grep -q 'loader\.lua:[0-9]*: in' "$dir/out" &&
+	! grep -q '^	\[C\]: in ?$' "$dir/out" &&
+	tail -n 1 "$dir/out" | grep -q "newservice loadfail failed: .*loadfail.lua:3: attempt to index a nil value"
+check start_script_load_error_keeps_its_frames $?
 
 printf 'local skynet = require "skynet"\nskynet.start(function()\n\tskynet.uniqueservice("broken")\nend)\n' \
 	>"$dir/usebroken.lua"
