@@ -7,7 +7,10 @@
 -- line, waits for the answers, and exits: handy for scripted sessions.
 -- When the server ends the session (a kick, or the connection closes) the
 -- client prints why, leaves no prompt behind and exits (status 0; 1 when
--- the connection failed with an error).
+-- the connection failed with an error). While input is open, a `ping` goes
+-- out after PING_S seconds without a request (its answer is not shown),
+-- so a player reading the screen is not kicked as idle. Escape sequences
+-- that the terminal puts in a line (arrow keys: ESC [ A) are taken out of it.
 local cs = require "clientsocket"
 
 local host = arg[1] or "127.0.0.1"
@@ -21,12 +24,15 @@ local TTY = cs.isatty(0) and cs.isatty(1)
 local PROMPT = TTY and "> " or ""
 
 local KICK_WAIT <const> = 2 -- s to wait for the server's close after a kick
+local PING_S <const> = 5 -- s without a request before a keep-alive ping (the server kicks at 30)
+local AUTO_PING <const> = {} -- marks a keep-alive ping in `asked`
 
 local me -- my player name, once logged in
 local my_x, my_y
 local maxhp = 100
 local pending = 0 -- requests sent, not yet answered
-local asked = {} -- those requests, oldest first (answers come in order)
+local asked = {} -- those requests, oldest first (answers come in order); AUTO_PING for a keep-alive
+local last_sent = os.time() -- when the last request went out
 local kicked -- the reason, once the server has said it disconnects us
 local input_open = true -- stdin not at its end yet
 local closed = false -- the connection has ended
@@ -351,6 +357,11 @@ function PUSH.chest(_, line)
 		f.ago and " " .. f.ago .. "s ago" or "", f.gold, f.total))
 end
 
+function PUSH.skipped(w)
+	out(string.format("* ... and %s more events between others in the last second, not shown"
+		.. " (busy arena)", w[2] or "?"))
+end
+
 -- The session is over: no more input; the server closes the connection.
 function PUSH.kick(_, line)
 	kicked = line:match "^kick%s+(.-)%s*$" or "no reason given"
@@ -364,7 +375,9 @@ local function on_message(line)
 		pending = pending - 1
 		local request = table.remove(asked, 1)
 		local f = REPLY[w[2] or ""]
-		if f then
+		if request == AUTO_PING then
+			return -- a keep-alive: nothing to show
+		elseif f then
 			f(fields(line), request)
 		else
 			out(line)
@@ -382,20 +395,41 @@ end
 
 ---------------------------------------------------------------- input
 
-local function send(line)
+-- Sends a request; what is AUTO_PING for a keep-alive ping, else the line.
+local function send(line, what)
 	local ok, err = cs.send(fd, line)
 	if not ok then
 		out("send failed: " .. tostring(err))
 		return false
 	end
 	pending = pending + 1
-	asked[#asked + 1] = line
+	asked[#asked + 1] = what or line
+	last_sent = os.time()
 	return true
+end
+
+-- A line without the escape sequences a terminal puts in it for special
+-- keys (CSI such as ESC [ A for the up arrow, SS3 such as ESC O P for F1)
+-- and without other control characters; and whether it had any.
+local function strip_keys(line)
+	line = line:gsub("[\t\r]", " ")
+	local csi, ss3, other
+	line, csi = line:gsub("\27%[[\48-\63]*[\32-\47]*[\64-\126]", "")
+	line, ss3 = line:gsub("\27O.", "")
+	line, other = line:gsub("%c", "") -- a lone ESC, and any other control character
+	return line, csi + ss3 + other > 0
 end
 
 -- Handles one typed line.
 local function on_input(line)
+	local special
+	line, special = strip_keys(line)
 	line = line:gsub("^%s+", ""):gsub("%s+$", "")
+	if line == "" and special then
+		out("(arrow and other special keys do nothing here: type n, s, e, w, ne, nw, se or sw"
+			.. " and Enter to move; help for the commands)")
+		return true
+	end
 	if line == "" then
 		if TTY then
 			io.write(PROMPT)
@@ -493,6 +527,9 @@ while running do
 			end
 			ibuf = ibuf:match "[^\n]*$"
 		end
+	end
+	if running and input_open and not kicked and not closed and os.time() - last_sent >= PING_S then
+		send("ping", AUTO_PING)
 	end
 	if stop_at and ((not input_open and pending <= 0 and not TTY) or os.time() > stop_at) then
 		running = false

@@ -22,11 +22,12 @@ M.DEFAULTS = {
 	view = 0, -- cells a player sees around itself; 0: the whole map
 	tick_cs = 10, -- the world's fixed-rate tick (10 cs = 10 Hz)
 	seed = 0, -- random seed of the world; 0: from the clock
+	crowd_rate = 20, -- events between others sent to a player a second at most; 0: no limit
 	-- players
 	player_hp = 100,
 	player_damage = 10,
 	player_respawn_cs = 500,
-	player_spot = "", -- "x,y": where players start and respawn (tests), else random
+	player_spot = "5,5", -- "x,y": where new players start and the dead respawn; "": a random cell
 	idle_kick_cs = 3000, -- disconnect after this long without a message
 	reward_cs = 6000, -- online time per reward
 	reward_gold = 10,

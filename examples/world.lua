@@ -17,6 +17,13 @@
 -- calls this service (by its name, settings.world_name) when it opens, even
 -- after a restart of the node; what happens to an offline player waits in
 -- the mailbox (mailbox.lua, reminders too) until the next login.
+-- What a player is sent: every event about itself (its moves, fights,
+-- buffs, whoever causes them), and of the events between others (their
+-- moves, fights, buffs, chat, monsters wandering) at most crowd_rate a
+-- second; the others are counted, and once a second a player who missed
+-- some gets "skipped <n>" (a crowded arena would otherwise flood a client:
+-- 100 bots are ~190 events a second). p.crowd_sent and p.crowd_skipped
+-- count this second's.
 -- Player state: players[name] (online or not), in memory only: a restart
 -- of the node forgets it, not the chests and the mail. Spatial lookups go
 -- through two bucket grids (online players, monsters) of BUCKET x BUCKET
@@ -51,6 +58,7 @@ local S -- settings
 local per_second -- ticks per second
 local move_ticks, attack_ticks
 local tick_n = 0
+local crowd_at = 0 -- the second (tick_n // per_second) of the players' crowd budgets
 
 local players = {} -- name -> player
 local online = {} -- name -> player, online only
@@ -131,37 +139,62 @@ local function push(p, text)
 	end
 end
 
--- Sends text to the online players who see cell (x, y), except `except`.
--- r widens the view (a move is seen from its old and new cell). Returns
--- how many players it went to.
-local function broadcast(x, y, text, except, r)
+-- Writes frame to p: always when the event is about p (p is a or b),
+-- else within p's crowd budget for this second (else it is counted as
+-- skipped). Returns true when it was written.
+local function deliver(p, frame, a, b)
+	local rate = S.crowd_rate
+	if rate > 0 and p.id ~= a and p.id ~= b then
+		if p.crowd_sent >= rate then
+			p.crowd_skipped = p.crowd_skipped + 1
+			return false
+		end
+		p.crowd_sent = p.crowd_sent + 1
+	end
+	socket_write(p.fd, frame)
+	return true
+end
+
+-- Sends text, an event about a (and b), to the online players who see
+-- cell (x, y), except `except`. r widens the view (a move is seen from its
+-- old and new cell). Returns how many players it went to.
+local function broadcast(x, y, text, except, r, a, b)
 	local frame = spack(">s2", text)
 	local n = 0
 	if S.view <= 0 then
 		for _, p in pairs(online) do
-			if p ~= except then
-				socket_write(p.fd, frame)
+			if p ~= except and deliver(p, frame, a, b) then
 				n = n + 1
 			end
 		end
 		return n
 	end
 	grid_near(pgrid, x, y, S.view + (r or 0), function(p)
-		if p ~= except then
-			socket_write(p.fd, frame)
+		if p ~= except and deliver(p, frame, a, b) then
 			n = n + 1
 		end
 	end)
 	return n
 end
 
--- Tells the viewers of e (when e is in the arena) about it; returns how
--- many players it told.
-local function announce(e, text, except, r)
+-- Tells the viewers of e (when e is in the arena) about it, an event
+-- about e (and other, an id); returns how many players it told.
+local function announce(e, text, except, r, other)
 	if e.kind == "player" and not e.online then
 		return 0
 	end
-	return broadcast(e.x, e.y, text, except, r)
+	return broadcast(e.x, e.y, text, except, r, e.id, other)
+end
+
+-- Once a second: tells each player how many events it was not sent, and
+-- opens the next second's budget.
+local function crowd_second()
+	for _, p in pairs(online) do
+		if p.crowd_skipped > 0 then
+			socket_write(p.fd, spack(">s2", sformat("skipped %d", p.crowd_skipped)))
+		end
+		p.crowd_sent, p.crowd_skipped = 0, 0
+	end
 end
 
 ---------------------------------------------------------------- buffs
@@ -227,7 +260,8 @@ local function add_buff(e, skill, caster)
 	if SKILLS[skill].dot then
 		dots[e] = true
 	end
-	announce(e, sformat("buff %s %s %s %s", e.id, skill, proto.secs(cs), caster.id))
+	announce(e, sformat("buff %s %s %s %s", e.id, skill, proto.secs(cs), caster.id), nil, nil,
+		caster.id)
 	return cs
 end
 
@@ -297,7 +331,7 @@ end
 local function kill(e, killer)
 	e.dead, e.hp = true, 0
 	clear_buffs(e, "died")
-	announce(e, sformat("die %s %s", e.id, killer.id))
+	announce(e, sformat("die %s %s", e.id, killer.id), nil, nil, killer.id)
 	if e.kind == "monster" then
 		if killer.kind == "player" then
 			credit(killer)
@@ -322,7 +356,8 @@ local function damage(e, amount, attacker, how)
 	if e.hp < 0 then
 		e.hp = 0
 	end
-	announce(e, sformat("hit %s %s %d %d", how or attacker.id, e.id, amount, e.hp))
+	announce(e, sformat("hit %s %s %d %d", how or attacker.id, e.id, amount, e.hp), nil, nil,
+		attacker.id)
 	if e.hp == 0 then
 		kill(e, attacker)
 	end
@@ -404,6 +439,11 @@ local function tick(missed)
 	end
 	if tick_n % per_second == 0 then
 		tick_dots()
+	end
+	local second = tick_n // per_second -- a tick may skip the boundary: see it anyway
+	if second ~= crowd_at then
+		crowd_at = second
+		crowd_second()
 	end
 end
 
@@ -751,7 +791,7 @@ local function new_player(name)
 	return {
 		kind = "player", id = name, x = x, y = y, hp = S.player_hp, maxhp = S.player_hp,
 		gold = 0, kills = 0, quest = 0, quest_done = false, buffs = {}, dead = false,
-		online = false, fd = nil, agent = nil, reward_progress = 0,
+		online = false, fd = nil, agent = nil, reward_progress = 0, crowd_sent = 0, crowd_skipped = 0,
 	}
 end
 
@@ -905,7 +945,7 @@ function CMD.logout(source, name, progress)
 	grid_remove(pgrid, p)
 	online[name] = nil
 	p.online, p.fd, p.agent = false, nil, nil
-	broadcast(p.x, p.y, sformat("leave %s", name))
+	broadcast(p.x, p.y, sformat("leave %s", name), nil, nil, name)
 end
 
 -- A game request from the agent of name: the reply text.

@@ -19,7 +19,7 @@
  * hooks framework and granted) in package.preload, accounting
  * coroutine.resume/wrap, generational GC, the LUA_* globals from env) and
  * runs the loader script.
- * Any failure is logged, "ERROR <reason>" goes to .launcher and the service exits;
+ * Any failure is logged, the service exits and then "ERROR <reason>" goes to .launcher;
  * with no .launcher yet (the bootstrap failed) the node stops with status 1.
  *
  * Lua warnings (warn() and errors in __gc) go to the log, one line each;
@@ -46,6 +46,7 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,12 +121,62 @@ set_env_global(lua_State *L, struct snlua *l, const char *name, const char *key,
 	lua_setglobal(L, name);
 }
 
+#define TRACEBACK_HEAD "\nstack traceback:"
+#define NAMELESS_FRAME "\t[C]: in ?"
+#define ERROR_FRAME    "\t[C]: in function 'error'"
+
+/* True when the traceback line (len bytes, from its '\t') is text. */
+static bool
+is_line(const char *line, size_t len, const char *text) {
+	return len == strlen(text) && memcmp(line, text, len) == 0;
+}
+
+/*
+ * Push msg and the frames of tb (a traceback's lines, each after a '\n')
+ * that say something: not the nameless C frames ("[C]: in ?") nor the
+ * loader's own (loader: its path), whose errors name the file already.
+ * When no frame is left but error() itself, push msg alone.
+ */
+static void
+push_useful_frames(lua_State *L, const char *msg, const char *tb, const char *loader) {
+	luaL_Buffer b;
+	luaL_buffinit(L, &b);
+	luaL_addstring(&b, msg);
+	luaL_addstring(&b, TRACEBACK_HEAD);
+	size_t loader_len = strlen(loader);
+	int useful = 0;
+	for (const char *line = tb; *line == '\n';) {
+		const char *next = strchr(line + 1, '\n');
+		size_t len = next ? (size_t)(next - line) : strlen(line);
+		const char *frame = line + 1;
+		bool is_loader = frame[0] == '\t' && strncmp(frame + 1, loader, loader_len) == 0 &&
+		                 frame[1 + loader_len] == ':';
+		if (!is_line(frame, len - 1, NAMELESS_FRAME) && !is_loader) {
+			luaL_addlstring(&b, line, len);
+			if (!is_line(frame, len - 1, ERROR_FRAME))
+				useful++;
+		}
+		line += len;
+	}
+	luaL_pushresult(&b);
+	if (useful == 0) {
+		lua_pop(L, 1);
+		lua_pushstring(L, msg);
+	}
+}
+
+/* The loader's error handler (upvalue 1: the loader's path): the error with
+ * the frames of its traceback that say something (push_useful_frames). */
 static int
 traceback(lua_State *L) {
 	const char *msg = lua_tostring(L, 1);
-	if (msg == NULL && !lua_isnoneornil(L, 1))
-		msg = luaL_tolstring(L, 1, NULL);
+	if (msg == NULL)
+		msg = lua_isnoneornil(L, 1) ? "(no message)" : luaL_tolstring(L, 1, NULL);
 	luaL_traceback(L, L, msg, 1);
+	const char *tb = lua_tostring(L, -1) + strlen(msg);
+	if (strncmp(tb, TRACEBACK_HEAD, strlen(TRACEBACK_HEAD)) != 0)
+		return 1;
+	push_useful_frames(L, msg, tb + strlen(TRACEBACK_HEAD), lua_tostring(L, lua_upvalueindex(1)));
 	return 1;
 }
 
@@ -162,7 +213,8 @@ start_lua(lua_State *L) {
 	const char *loader = skynet_command(l->ctx, "GETENV", "lualoader");
 	lua_pushstring(L, loader ? loader : "./lualib/loader.lua");
 	loader = lua_tostring(L, -1);
-	lua_pushcfunction(L, traceback);
+	lua_pushvalue(L, -1);
+	lua_pushcclosure(L, traceback, 1);
 	if (snlua_codecache_load(L, loader, NULL) != LUA_OK)
 		return luaL_error(L, "can't load loader path=%s err=%s", loader, lua_tostring(L, -1));
 	lua_pushstring(L, args);
@@ -224,8 +276,10 @@ launch_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t 
 		                  "stopping with exit status 1");
 		skynet_command(ctx, "ABORT", "1");
 	} else {
-		tell_launcher_error(ctx, err);
+		/* Exit first: the caller may log the reason as a failed node's last
+		 * line, which then comes after this service's "KILL self". */
 		skynet_command(ctx, "EXIT", NULL);
+		tell_launcher_error(ctx, err);
 	}
 	lua_settop(L, 0);
 	lua_gc(L, LUA_GCRESTART);

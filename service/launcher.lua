@@ -7,6 +7,7 @@ require "skynet.manager"
 local services = {} -- handle -> "snlua name args"
 local instance = {} -- handle -> response closure of a launch in progress
 local launch_session = {} -- handle -> session of the LAUNCH call
+local failed = {} -- handle -> start error (false: none given) of a child not gone yet
 local command = {}
 local NORET <const> = {}
 
@@ -118,10 +119,12 @@ local function settle(handle, ok, ...)
 	end
 end
 
--- The child failed to start (it exits by itself); reason: its start error,
--- which the newservice call fails with (the error's payload).
+-- The child failed to start; reason: its start error, which the newservice
+-- call fails with (the error's payload). The child exits next, and its
+-- REMOVE, sent after its "KILL self" line, settles the call: the caller,
+-- which may log the reason as a node's last line, comes after that line.
 function command.ERROR(address, reason)
-	settle(address, false, reason)
+	failed[address] = reason or false
 	services[address] = nil
 	return NORET
 end
@@ -133,8 +136,12 @@ end
 
 function command.REMOVE(_, handle, kill)
 	services[handle] = nil
+	local reason = failed[handle]
+	failed[handle] = nil
 	if kill then
 		settle(handle, false, "killed while starting")
+	elseif reason ~= nil then
+		settle(handle, false, reason or nil)
 	else
 		settle(handle, true) -- exited during start: newservice returns nil
 	end
@@ -156,10 +163,10 @@ skynet.register_protocol {
 	dispatch = function(_, address, cmd)
 		if cmd == nil or cmd == "" then
 			command.LAUNCHOK(address)
-		elseif cmd == "ERROR" then
-			command.ERROR(address)
-		elseif cmd:sub(1, 6) == "ERROR " then -- snlua: "ERROR <why the loader failed>"
-			command.ERROR(address, cmd:sub(7))
+		elseif cmd == "ERROR" or cmd:sub(1, 6) == "ERROR " then
+			-- snlua: "ERROR <why the loader failed>", sent once it has exited
+			services[address] = nil
+			settle(address, false, cmd:sub(7) ~= "" and cmd:sub(7) or nil)
 		else
 			error("launcher: invalid text command (" .. tostring(cmd) .. ")")
 		end

@@ -10,6 +10,12 @@
  * the nearest known key when it is close enough to be a typo. A game
  * declares its own keys in config_keys ("world_size, reward_cs"); those are
  * not reported. Warnings never stop the boot.
+ *
+ * SKYNET_ONLY lists the keys that skynet's own configs carry and this
+ * framework accepts without reading them: `root` (a variable the paths are
+ * built from) and the harbor keys `master` and `address` (multi-node mode,
+ * which this build lacks; with harbor = 0 skynet ignores them too). A skynet
+ * config boots here without a warning about them.
  */
 
 #include "skynet_keys.h"
@@ -69,13 +75,27 @@ static const char *const KEYS[] = {
 
 #define KEYS_COUNT (sizeof(KEYS) / sizeof(KEYS[0]))
 
-bool
-skynet_keys_is_known(const char *key) {
-	for (size_t i = 0; i < KEYS_COUNT; i++) {
-		if (strcmp(KEYS[i], key) == 0)
+/* Sorted; kept out of KEYS, which holds exactly the keys the code reads. */
+static const char *const SKYNET_ONLY[] = {
+    "address",
+    "master",
+    "root",
+};
+
+#define SKYNET_ONLY_COUNT (sizeof(SKYNET_ONLY) / sizeof(SKYNET_ONLY[0]))
+
+static bool
+is_listed(const char *const *list, size_t n, const char *key) {
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(list[i], key) == 0)
 			return true;
 	}
 	return false;
+}
+
+bool
+skynet_keys_is_known(const char *key) {
+	return is_listed(KEYS, KEYS_COUNT, key) || is_listed(SKYNET_ONLY, SKYNET_ONLY_COUNT, key);
 }
 
 static size_t

@@ -11,7 +11,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* True when the framework reads key (a row of docs/config.md). Thread-safe. */
+/*
+ * True when the framework reads key (a row of docs/config.md), or when key is
+ * one of skynet's own config keys accepted here without being read (root,
+ * master, address). Thread-safe.
+ */
 bool skynet_keys_is_known(const char *key);
 
 /*

@@ -15,7 +15,9 @@ const arena = {
   players: {},    // name -> {x, y, dead}
   monsters: {},   // id -> {x, y, hp, dead}
   log: [], sent: 0, answers: 0, pending: [],
+  labels: [],     // the labels drawn last frame: {text, x, y} (y: the top of the text)
 };
+const asked = []; // the requests waiting for their answers, oldest first
 window.arena = arena;
 
 const $ = (id) => document.getElementById(id);
@@ -43,6 +45,7 @@ function send(req) {
   if (!ws || ws.readyState !== WebSocket.OPEN) return;
   arena.sent++;
   arena.pending.push(req.split(" ")[0]);
+  asked.push(req);
   ws.send(req);
 }
 
@@ -85,13 +88,17 @@ function setHp(v) {
   arena.hp = cur; if (max) arena.maxhp = max;
 }
 
+// "you" for this player, else the id.
+function who(id) { return id === arena.name ? "you" : id; }
+
 function onAnswer(msg) {
   arena.answers++;
   arena.pending.shift();
+  const req = asked.shift() || "";
   const words = msg.split(" ");
   const cmd = words[1];
   const f = fields(msg);
-  if (words[0] === "err") { log(msg.slice(4), "err"); return; }
+  if (words[0] === "err") { log(`error (${cmd}): ${words.slice(2).join(" ")}`, "err"); return; }
   switch (cmd) {
     case "login":
       arena.name = f.name; arena.x = +f.x; arena.y = +f.y; setHp(f.hp);
@@ -120,8 +127,8 @@ function onAnswer(msg) {
       if (f.quest) arena.quest = f.quest;
       if (f.killed) arena.kills++;
       break;
-    case "cast": log(`you cast ${f.skill} on ${f.target}`, "me"); break;
-    case "say": break;
+    case "cast": log(`you cast ${f.skill} on ${f.target === arena.name ? "yourself" : f.target}`, "me"); break;
+    case "say": log(`[chat] you: ${req.replace(/^\S+\s+/, "")}`, "chat"); break;
     default: break;
   }
 }
@@ -134,7 +141,9 @@ function entity(id) {
 function onPush(msg) {
   const w = msg.split(" ");
   switch (w[0]) {
-    case "hello": log(msg.slice(6)); break;
+    case "hello": // its text is for a terminal ("type login <name>"): the page says what fits it
+      log(`${msg.slice(6).split(":")[0]}: arrows move, space attacks, 1..6 cast, Enter chats`);
+      break;
     case "enter": arena.players[w[1]] = { x: +w[2], y: +w[3], dead: false }; log(`${w[1]} entered the arena`); break;
     case "leave": delete arena.players[w[1]]; log(`${w[1]} left`); break;
     case "move": {
@@ -154,7 +163,7 @@ function onPush(msg) {
       break;
     case "die":
       if (w[1] === arena.name) { arena.dead = true; arena.hp = 0; arena.buffs = {}; log(`you were killed by ${w[2]}`, "err"); }
-      else { const e = entity(w[1]); if (e) e.dead = true; log(`${w[1]} was killed by ${w[2]}`); }
+      else { const e = entity(w[1]); if (e) e.dead = true; log(`${w[1]} was killed by ${who(w[2])}`); }
       break;
     case "spawn":
       if (w[1] === arena.name) { arena.dead = false; arena.x = +w[2]; arena.y = +w[3]; arena.hp = +w[4]; }
@@ -162,7 +171,7 @@ function onPush(msg) {
       else arena.players[w[1]] = { x: +w[2], y: +w[3], dead: false };
       break;
     case "buff":
-      if (w[1] === arena.name) { arena.buffs[w[2]] = performance.now() + parseFloat(w[3]) * 1000; log(`you gain ${w[2]} for ${w[3]}s (cast by ${w[4]})`, "me"); }
+      if (w[1] === arena.name) { arena.buffs[w[2]] = performance.now() + parseFloat(w[3]) * 1000; log(`you gain ${w[2]} for ${w[3]}s (cast by ${who(w[4])})`, "me"); }
       break;
     case "unbuff":
       if (w[1] === arena.name) { delete arena.buffs[w[2]]; log(`you lose ${w[2]} (${w[3]})`); }
@@ -179,6 +188,7 @@ function onPush(msg) {
     case "quest": { const f = fields(msg); arena.gold = +f.total; log("daily quest done!", "me"); break; }
     case "daily": { const f = fields(msg); arena.quest = f.quest; log(f.ago ? `daily reset (${f.ago}s ago)` : "daily reset"); break; }
     case "kick": log(`disconnected: ${msg.slice(5)}`, "err"); break;
+    case "skipped": send("look"); break; // events between others were held back: redraw from look
     default: log(msg);
   }
 }
@@ -207,15 +217,19 @@ function draw() {
   g.strokeStyle = "#2f3d44";
   for (let i = 0; i <= arena.width; i++) { g.beginPath(); g.moveTo(i * CELL, 0); g.lineTo(i * CELL, c.height); g.stroke(); }
   for (let j = 0; j <= arena.height; j++) { g.beginPath(); g.moveTo(0, j * CELL); g.lineTo(c.width, j * CELL); g.stroke(); }
-  g.font = "10px sans-serif"; g.textAlign = "center";
+  g.font = "10px sans-serif"; g.textAlign = "center"; g.textBaseline = "top";
+  arena.labels = [];
   const dot = (x, y, color, label, dead) => {
     const cx = x * CELL + CELL / 2, cy = y * CELL + CELL / 2;
     g.fillStyle = dead ? "#555" : color;
     g.beginPath(); g.arc(cx, cy, CELL / 2 - 3, 0, Math.PI * 2); g.fill();
     if (dead) { g.strokeStyle = "#e57373"; g.beginPath(); g.moveTo(cx - 6, cy - 6); g.lineTo(cx + 6, cy + 6); g.moveTo(cx + 6, cy - 6); g.lineTo(cx - 6, cy + 6); g.stroke(); }
-    g.fillStyle = "#fff"; g.fillText(label, cx, cy - CELL / 2 + 1);
+    // above the cell; below it on the top row, where above is off the canvas
+    const ty = y > 0 ? cy - CELL / 2 - 10 : cy + CELL / 2 - 2;
+    g.fillStyle = "#fff"; g.fillText(label, cx, ty);
+    arena.labels.push({ text: label, x: cx, y: ty });
   };
-  for (const [id, m] of Object.entries(arena.monsters)) dot(m.x, m.y, "#ef5350", id, m.dead);
+  for (const [id, m] of Object.entries(arena.monsters)) dot(m.x, m.y, "#ef5350", m.dead ? id : `${id} ${m.hp}hp`, m.dead);
   for (const [id, p] of Object.entries(arena.players)) if (id !== arena.name) dot(p.x, p.y, "#42a5f5", id, p.dead);
   if (arena.name) dot(arena.x, arena.y, "#ffee58", arena.name, arena.dead);
 }
@@ -269,4 +283,5 @@ $("chat").addEventListener("submit", (ev) => {
 
 // keep the view fresh and the session alive while the page is open
 setInterval(() => { if (arena.name) { send("look"); send("status"); } }, 5000);
+log("type a name above and press play (or Enter) to enter the arena");
 requestAnimationFrame(frame);

@@ -204,16 +204,17 @@ kernel_resume(struct kernel *k, lua_State *L, lua_State *co, int narg) {
 	return true;
 }
 
-void
-kernel_co_fail_request(lua_State *L, int K, struct kernel *k, int idx, const char *reason) {
+/* Forget the request the coroutine at idx serves; true, with its source and
+ * session, when a caller waits for its answer. */
+static bool
+take_request(lua_State *L, int K, int idx, lua_Integer *source, lua_Integer *session) {
 	idx = lua_absindex(L, idx);
+	bool waits = false;
 	if (kernel_get(L, K, UV_REQ_SESSION, idx) != LUA_TNIL) {
-		lua_Integer session = lua_tointeger(L, -1);
-		if (kernel_get(L, K, UV_REQ_SOURCE, idx) != LUA_TNIL && session != 0) {
-			if (reason != NULL)
-				kernel_send_reason(k, lua_tointeger(L, -1), session, reason);
-			else
-				kernel_send_error(k, lua_tointeger(L, -1), session);
+		*session = lua_tointeger(L, -1);
+		if (kernel_get(L, K, UV_REQ_SOURCE, idx) != LUA_TNIL && *session != 0) {
+			*source = lua_tointeger(L, -1);
+			waits = true;
 		}
 		lua_pop(L, 1);
 	}
@@ -222,6 +223,18 @@ kernel_co_fail_request(lua_State *L, int K, struct kernel *k, int idx, const cha
 	kernel_set(L, K, UV_REQ_SESSION, idx);
 	lua_pushnil(L);
 	kernel_set(L, K, UV_REQ_SOURCE, idx);
+	return waits;
+}
+
+void
+kernel_co_fail_request(lua_State *L, int K, struct kernel *k, int idx, const char *reason) {
+	lua_Integer source, session;
+	if (!take_request(L, K, idx, &source, &session))
+		return;
+	if (reason != NULL)
+		kernel_send_reason(k, source, session, reason);
+	else
+		kernel_send_error(k, source, session);
 }
 
 bool
@@ -257,7 +270,9 @@ kernel_co_error(lua_State *L, int K, struct kernel *k, int idx, int err) {
 	else
 		skynet_push_traceback(L, co, msg, 0);
 	kernel_push_error(L, K);
-	kernel_co_fail_request(L, K, k, idx, cause != NULL ? cause : msg);
+	lua_Integer source, session;
+	if (take_request(L, K, idx, &source, &session)) // answered once the error is logged
+		kernel_defer_error_reply(L, K, source, session, cause != NULL ? cause : msg);
 	lua_settop(L, top);
 	kernel_co_finished(L, K, k, idx);
 	kernel_close_thread(co, L);

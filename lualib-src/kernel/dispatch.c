@@ -20,11 +20,16 @@
  * After each resume, kernel_run (run.c) handles what the coroutine yielded
  * and drains the wakeup and error queues. Then the forks queued during the
  * dispatch run, the timers table may shrink, and the errors collected while
- * dispatching (UV_ERRORS) are raised together, joined by newlines.
+ * dispatching (UV_ERRORS) are logged together, joined by newlines, as one
+ * "lua call [...] error : ..." line (the shape lua-skynet.c gives an error
+ * escaping the callback). Only then go the error replies to the calls the
+ * failed coroutines served (UV_REPLIES): a caller hears of a failure after
+ * its cause is in the log, so a node that stops on that failure (a start
+ * service that cannot listen) still logs the cause, and before its reason.
  *
  * Owns: UV_WAITING entries as replies take them, UV_WATCHING entries of
  * answered and failed calls, the tail of the error queue (UV_EQ, k->eq_t),
- * UV_ERRORS, UV_TRACE_SOURCE, UV_UNRESPONSE entries of a dead source,
+ * UV_ERRORS, UV_REPLIES, UV_TRACE_SOURCE, UV_UNRESPONSE entries of a dead source,
  * k->unpacking; a fired timeout's UV_TIMERS entry, UV_TIMEOUT_TB entry and
  * UV_FIRED pair. The reasons table (registry, REASONS_KEY; kernel.h says what
  * it holds): this file makes it and sets the session entries; run.c moves
@@ -440,9 +445,29 @@ dispatch_failed(lua_State *L, struct kernel *k) {
 	kernel_push_error(L, SLOT_KERNEL);
 }
 
-/* Raise the errors of this dispatch, joined by newlines, when there are any. */
+void
+kernel_defer_error_reply(lua_State *L, int K, lua_Integer source, lua_Integer session,
+                         const char *reason) {
+	K = lua_absindex(L, K);
+	if (kernel_uv(L, K, UV_REPLIES) != LUA_TTABLE) {
+		lua_pop(L, 1);
+		lua_createtable(L, 3, 0);
+		lua_pushvalue(L, -1);
+		lua_setiuservalue(L, K, UV_REPLIES);
+	}
+	lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+	lua_pushinteger(L, source);
+	lua_rawseti(L, -2, n + 1);
+	lua_pushinteger(L, session);
+	lua_rawseti(L, -2, n + 2);
+	lua_pushstring(L, reason);
+	lua_rawseti(L, -2, n + 3);
+	lua_pop(L, 1);
+}
+
+/* Log the errors of this dispatch, joined by newlines, when there are any. */
 static void
-raise_errors(lua_State *L) {
+log_errors(lua_State *L, struct kernel *k) {
 	if (kernel_uv(L, SLOT_KERNEL, UV_ERRORS) != LUA_TTABLE) {
 		lua_pop(L, 1);
 		return;
@@ -460,7 +485,32 @@ raise_errors(lua_State *L) {
 		luaL_addvalue(&b);
 	}
 	luaL_pushresult(&b);
-	lua_error(L);
+	skynet_error(k->ctx, "lua call [:%08x to :%08x : %d msgsz = %zu] error : %s",
+	             (uint32_t)lua_tointeger(L, ARG_SOURCE), skynet_current_handle(),
+	             (int)lua_tointeger(L, ARG_SESSION), (size_t)lua_tointeger(L, ARG_SZ),
+	             lua_tostring(L, -1));
+	lua_pop(L, 2);
+}
+
+/* Send the error replies queued during this dispatch (after log_errors). */
+static void
+send_replies(lua_State *L, struct kernel *k) {
+	if (kernel_uv(L, SLOT_KERNEL, UV_REPLIES) != LUA_TTABLE) {
+		lua_pop(L, 1);
+		return;
+	}
+	int r = lua_gettop(L);
+	lua_pushnil(L);
+	lua_setiuservalue(L, SLOT_KERNEL, UV_REPLIES);
+	lua_Integer n = (lua_Integer)lua_rawlen(L, r);
+	for (lua_Integer i = 1; i + 2 <= n; i += 3) {
+		lua_rawgeti(L, r, i);
+		lua_rawgeti(L, r, i + 1);
+		lua_rawgeti(L, r, i + 2);
+		kernel_send_reason(k, lua_tointeger(L, -3), lua_tointeger(L, -2), lua_tostring(L, -1));
+		lua_pop(L, 3);
+	}
+	lua_pop(L, 1);
 }
 
 /* skynet.dispatch_message(prototype, msg, sz, session, source) */
@@ -477,6 +527,7 @@ kernel_ldispatch_message(lua_State *L) {
 		kernel_run_queues(L, SLOT_KERNEL); // woken by a hook that ran outside any coroutine
 	kernel_run_forks(L, SLOT_KERNEL, k);
 	kernel_timers_shrink(L, SLOT_KERNEL, k);
-	raise_errors(L);
+	log_errors(L, k);
+	send_replies(L, k);
 	return 0;
 }

@@ -71,7 +71,8 @@ enum kernel_uv {
 	UV_FRAMEWORK,   // snlua's framework marker, or nil
 	UV_GRANTED,     // snlua's granted, or nil
 	UV_INIT_THREAD, // the start coroutine while it runs (S.init_thread())
-	UV_COUNT = UV_INIT_THREAD,
+	UV_REPLIES,     // error replies of this dispatch, sent after its errors are logged
+	UV_COUNT = UV_REPLIES,
 };
 
 /* One per state: a full userdata anchored in the registry under KERNEL_KEY. */
@@ -170,6 +171,11 @@ kernel_push_running(lua_State *L, int K) {
 }
 /* Append the string on top (popped) to the errors of this dispatch. */
 void kernel_push_error(lua_State *L, int K);
+/* Queue an error reply carrying reason (copied) to the call (source, session):
+ * dispatch_message sends it once it has logged this dispatch's errors, so a
+ * caller that logs the failure in turn logs it after its cause. */
+void kernel_defer_error_reply(lua_State *L, int K, lua_Integer source, lua_Integer session,
+                              const char *reason);
 
 bool kernel_is_string(lua_State *L, int idx, const char *s);
 bool kernel_is_zero(lua_State *L, int idx);

@@ -6,8 +6,12 @@
 -- a stuck test leaves the node idle, so virtual time jumps to the limit and
 -- it fails fast), prints "ok   <name>" or "FAIL <name>: <error>", then the
 -- line "N passed, N failed", and stops the node (exit status 1 if a test failed).
+-- The error is the test's own: why its start failed (newservice's reason),
+-- or the first line of what its run raised (the reason its failed call
+-- carried), not the runner's file:line nor a bare "call failed".
 local skynet = require "skynet"
 require "skynet.manager"
+local S = require "skynet.private"
 
 local DEFAULT_TIMEOUT <const> = 8640000
 
@@ -63,11 +67,17 @@ end
 
 local function run_one(name, ti)
 	return with_timeout(ti, function()
-		local addr = skynet.newservice("test_" .. name)
-		if addr == nil then
-			error("the test service exited during start")
+		local ok, addr = pcall(skynet.newservice, "test_" .. name)
+		if not ok then
+			error(tostring(addr):gsub("^[^:]*runner%.lua:%d+: ", ""), 0) -- newservice's reason
+		elseif addr == nil then
+			error("the test service exited during start", 0)
 		end
-		return skynet.call(addr, "lua", "run")
+		local done, result = pcall(skynet.call, addr, "lua", "run")
+		if not done then
+			error(S.reason() or tostring(result), 0)
+		end
+		return result
 	end)
 end
 

@@ -229,7 +229,7 @@ function M.has_mark(v)
 end
 
 local function run()
-	local failed = {}
+	local failed, names = {}, {}
 	local verbose = skynet.getenv("test_verbose") == "true"
 	for _, c in ipairs(cases) do
 		if verbose then
@@ -238,11 +238,13 @@ local function run()
 		local ok, err = xpcall(c.fn, debug.traceback)
 		if not ok then
 			failed[#failed + 1] = string.format("[%s] %s", c.name, tostring(err))
+			names[#names + 1] = c.name
 		end
 	end
 	if #failed > 0 then
-		local report = string.format("%d of %d cases failed:\n%s", #failed, #cases,
-			table.concat(failed, "\n"))
+		-- the first line names the cases: it is what the runner's FAIL line shows
+		local report = string.format("%d of %d cases failed (%s):\n%s", #failed, #cases,
+			table.concat(names, "; "), table.concat(failed, "\n"))
 		-- Straight to stdout too: the caller only sees "call failed", and the
 		-- node may stop before the logger writes the error line.
 		print(report)

@@ -5,8 +5,10 @@
 # reason printed, without a prompt left behind (checked on a pseudo-terminal
 # made by script(1)); `say` gets an answer; `chest` starts a chest that
 # `st` shows (the reminder store is a file in the test's temporary folder,
-# not examples/config's ./data/). Every wait is bounded; the node is killed
-# on every path.
+# not examples/config's ./data/); the escape sequences of arrow keys are
+# taken out of a line. A second node with a 7 s idle kick: a client whose
+# player only reads the screen for 9 s is kept in by its own pings. Every
+# wait is bounded; the nodes are killed on every path.
 B=${SKYNET_BUILD:-.}
 dir=$(mktemp -d)
 node=
@@ -17,6 +19,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
+trap '' PIPE # a client that is gone already fails a write to its input, not this script
 . test/node/lib.sh
 finish() {
 	summary
@@ -32,7 +35,10 @@ command -v script >/dev/null 2>&1
 check script_available $?
 [ "$failed" -eq 0 ] || finish
 
-cat >"$dir/config" <<CFG
+# start_node IDLE_CS: a demo node on a free port; sets node and port.
+start_node() {
+	rm -f "$dir/node.log"
+	cat >"$dir/config" <<CFG
 include "$PWD/examples/config"
 cpath = "$B/cservice/?.so"
 lua_cpath = "$B/luaclib/?.so"
@@ -42,25 +48,27 @@ gate_port = 0
 debug_console_port = 0
 web_port = 0
 metrics_port = 0
-idle_kick_cs = 100
+idle_kick_cs = $1
 config_keys = config_keys .. ", monster_count"
 monster_count = 0
 CFG
-"$B/skynet" "$dir/config" &
-node=$!
-port=
-i=0
-while [ -z "$port" ] && [ $i -lt 300 ] && kill -0 "$node" 2>/dev/null; do
-	sleep 0.1
-	port=$(sed -n 's/.*Watchdog listen on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/node.log" \
-		2>/dev/null)
-	i=$((i + 1))
-done
+	"$B/skynet" "$dir/config" &
+	node=$!
+	port=
+	i=0
+	while [ -z "$port" ] && [ $i -lt 300 ] && kill -0 "$node" 2>/dev/null; do
+		sleep 0.1
+		port=$(sed -n 's/.*Watchdog listen on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/node.log" \
+			2>/dev/null)
+		i=$((i + 1))
+	done
+	CLIENT="lua5.4 examples/client.lua 127.0.0.1 $port"
+}
+
+start_node 100
 [ -n "$port" ]
 check node_listens $?
 [ -n "$port" ] || finish
-
-CLIENT="lua5.4 examples/client.lua 127.0.0.1 $port"
 
 # start NAME tty|pipe: runs the client in the background, its stdin a fifo
 # held open on fd 3 (so it never ends by itself), its output in $dir/NAME.
@@ -125,6 +133,19 @@ check pipe_chest_started_and_shown $?
 [ "$(tail -n 1 "$dir/pipe_idle")" = "* the server disconnects you: idle (1.0s without a message)" ]
 check pipe_kick_is_the_last_line $?
 
+# 2b. Arrow keys put escape sequences in a line (ESC [ A): taken out, so a
+# line of arrows alone gets a hint and no request, and a line with one in
+# it is the line without it; a typo still gets the server's error.
+t0=$(date +%s)
+start pipe_keys pipe
+printf 'login dan\n\033[A\033[B\nlo\033[Dok\nfly\n' >&3
+stop "$t0"
+has pipe_keys "(arrow and other special keys do nothing here: type n, s, e, w" &&
+	has pipe_keys "you are at 5,5; players: none" &&
+	has pipe_keys "error (fly): unknown command (try help)" &&
+	[ "$(grep -c '^error' "$dir/pipe_keys")" -eq 1 ] && ! grep -q "$(printf '\033')" "$dir/pipe_keys"
+check arrow_keys_stripped_typo_answered $?
+
 # 3. quit on a terminal: "kick bye", then the end, no prompt.
 t0=$(date +%s)
 start tty_quit tty
@@ -153,5 +174,29 @@ stop "$t0"
 check closed_by_server_exits_0 $?
 [ "$(tail -n 1 "$dir/pipe_closed")" = "* connection closed by the server" ]
 check closed_by_server_says_so $?
+
+# 5. A player reading the screen: no input for 9 s against a 7 s idle kick.
+# The client's own pings (every 5 s of silence) keep it in, and their
+# answers are not shown.
+start_node 700
+[ -n "$port" ]
+check second_node_listens $?
+[ -n "$port" ] || finish
+t0=$(date +%s)
+start tty_reader tty
+printf 'login eve\n' >&3
+sleep 9
+printf 'st\n' >&3
+i=0
+while ! has tty_reader "eve at 5,5" && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+kill "$node"
+wait "$node" 2>/dev/null
+node=
+stop "$t0"
+has tty_reader "eve at 5,5" && ! has tty_reader "disconnects you" && ! has tty_reader pong
+check idle_reader_kept_in_by_pings $?
 
 finish

@@ -44,4 +44,26 @@ grep -q 'halt_on_error=1:exitcode=66' "$dir/out" && grep -q 'halt_on_error=1:exi
 	grep -q 'halt_on_error=1:print_stacktrace=1:exitcode=24' "$dir/out"
 check runner_sets_sanitizer_options $?
 
+# The Lua runner (test/lua/runner.lua) names why a test failed: the reason
+# its start failed, or the first line of its run's error (the failed cases),
+# never its own file:line nor a bare "call failed".
+B=${SKYNET_BUILD:-.}
+mkdir -p "$dir/lua"
+printf 'local skynet = require "skynet"\nskynet.start(function()\n\terror("boom at start")\nend)\n' \
+	>"$dir/lua/test_hx_start.lua"
+printf 'local t = require "testlib"\nt.case("a case", function() error("broke") end)\nt.start()\n' \
+	>"$dir/lua/test_hx_run.lua"
+cat >"$dir/lua.conf" <<CFG
+include "$(pwd)/test/config.test"
+luaservice = luaservice .. ";$dir/lua/?.lua"
+CFG
+SKYNET_BUILD=$B SKYNET_TEST=hx_start,hx_run timeout 60 "$B/skynet" "$dir/lua.conf" >"$dir/out" 2>&1
+st=$?
+[ "$st" -eq 1 ] &&
+	grep -q '^FAIL hx_start: newservice test_hx_start failed: .*test_hx_start.lua:3: boom at start$' "$dir/out" &&
+	grep -q '^FAIL hx_run: 1 of 1 cases failed (a case):$' "$dir/out" &&
+	! grep -q '^FAIL .*\(runner\.lua\|call failed\)' "$dir/out"
+check lua_runner_names_the_reason $?
+[ "$st" -eq 1 ] || sed 's/^/    | /' "$dir/out"
+
 summary

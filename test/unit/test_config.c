@@ -513,6 +513,12 @@ keys_known_and_suggested(int *failed) {
 	TT_CHECK(skynet_keys_is_known("thread"));
 	TT_CHECK(skynet_keys_is_known("config_keys"));
 	TT_CHECK(!skynet_keys_is_known("thred"));
+	/* keys of skynet's own configs: accepted, though nothing here reads them */
+	TT_CHECK(skynet_keys_is_known("root"));
+	TT_CHECK(skynet_keys_is_known("master"));
+	TT_CHECK(skynet_keys_is_known("address"));
+	TT_CHECK(skynet_keys_is_known("lualoader") && skynet_keys_is_known("snax"));
+	TT_CHECK(!skynet_keys_is_known("roots"));
 	TT_CHECK(suggests("thred", "thread"));           // a deletion
 	TT_CHECK(suggests("strat", "start"));            // a swap counts as one edit
 	TT_CHECK(suggests("luaservices", "luaservice")); // an insertion

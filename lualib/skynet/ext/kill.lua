@@ -19,26 +19,28 @@ function skynet.term(addr)
 	S.error_dispatch(0, addr)
 end
 
--- Exit in five steps: 1 leave the launcher's list; 2 in the kernel
--- (S.exit_state): drop pending forks, answer every request still being
--- served with an error, forget waits and timers, close the suspended
--- coroutines (so their to-be-closed variables run), mark detached response
--- closures dead, send an error with session 0 ("this service is gone") to
--- every service it has calls pending with; 3 from then on answer each
--- incoming request with an error; 4 retire the handle (EXIT); 5 leave the
--- running coroutine for good.
+-- Exit in five steps: 1 in the kernel (S.exit_state): drop pending forks,
+-- answer every request still being served with an error, forget waits and
+-- timers, close the suspended coroutines (so their to-be-closed variables
+-- run), mark detached response closures dead, send an error with session 0
+-- ("this service is gone") to every service it has calls pending with; 2
+-- from then on answer each incoming request with an error; 3 retire the
+-- handle (EXIT, which logs "KILL self"); 4 leave the launcher's list: after
+-- the KILL line, so that a failed start's reason, which the launcher hands
+-- to the newservice caller on this message, is logged after that line; 5
+-- leave the running coroutine for good.
 function skynet.exit()
 	if exit_reserve then
 		exit_reserve()
 	end
-	skynet.send(".launcher", "lua", "REMOVE", skynet.self(), false) -- 1
-	S.exit_state() -- 2
-	c.callback(function(prototype, _, _, session, source) -- 3
+	S.exit_state() -- 1
+	c.callback(function(prototype, _, _, session, source) -- 2
 		if session ~= 0 and source ~= 0 and prototype ~= PTYPE_RESPONSE and prototype ~= PTYPE_ERROR then
 			c.send(source, PTYPE_ERROR, session, "")
 		end
 	end)
-	c.command "EXIT" -- 4
+	c.command "EXIT" -- 3
+	skynet.send(".launcher", "lua", "REMOVE", skynet.self(), false) -- 4
 	coroutine.yield "QUIT" -- 5
 end
 
