@@ -21,7 +21,7 @@
  * (c) Oversubscription closes it: a spin that lasted over SPIN_AWAY_NS of
  *     wall time had its core taken by another thread for that long (more
  *     runnable threads than cores); it counts as a miss whatever it found.
- * The constants, and the figures that chose them, are in docs/internals.md.
+ * The constants, and the figures that chose them, are in docs/scheduling.md.
  * The socket thread (epoll_wait) and the timer thread (a timed condition
  * wait) never spin.
  *
