@@ -25,10 +25,11 @@
 -- What skynet clients can see is kept: the server never closes a
 -- connection after its reply (the client does; what it sends meanwhile is
 -- read and dropped), and closes without a reply only when more than
--- INPUT_LIMIT bytes wait unread before the token. Two limits are opt-in,
--- off by default as in skynet: conf.timeout (seconds from accept until the
--- reply is written, else the connection is closed without one) and
--- conf.linger (seconds the connection may stay open after the reply).
+-- INPUT_LIMIT bytes wait unread before the token. Two limits skynet does
+-- not have, on by default (false turns one off): conf.timeout (seconds from
+-- accept until the reply is written, else the connection is closed without
+-- one; DEFAULT_TIMEOUT) and conf.linger (seconds the connection may stay
+-- open after the reply; DEFAULT_LINGER).
 --
 -- Log: the lines a client can cause once per connection go through one
 -- skynet.loglimit limiter per service (10 a second, then a count).
@@ -42,6 +43,8 @@ local b64encode = crypt.base64encode
 local b64decode = crypt.base64decode
 
 local DEFAULT_INSTANCE <const> = 8
+local DEFAULT_TIMEOUT <const> = 30 -- s: a client that behaves logs in within a second
+local DEFAULT_LINGER <const> = 10 -- s: a client closes once it read its reply
 local INPUT_LIMIT <const> = 8192 -- unread bytes before the token is processed
 local SOCKET_CLOSED <const> = setmetatable({}, {
 	__tostring = function()
@@ -51,13 +54,18 @@ local SOCKET_CLOSED <const> = setmetatable({}, {
 
 local log = loglimit.new()
 
-local function check_seconds(conf, key)
+local function check_seconds(conf, key, default)
 	local v = conf[key]
-	if v ~= nil and (type(v) ~= "number" or not (v > 0 and v < math.huge)) then
-		error(sformat("loginserver: conf.%s must be a number of seconds > 0 (%s)", key,
+	if v == false then
+		return nil
+	elseif v == nil then
+		v = default
+	end
+	if type(v) ~= "number" or not (v > 0 and v < math.huge) then
+		error(sformat("loginserver: conf.%s must be a number of seconds > 0 or false (%s)", key,
 			tostring(v)), 3)
 	end
-	return v and math.ceil(v * 100)
+	return math.ceil(v * 100)
 end
 
 ---------------------------------------------------------------- slave
@@ -65,8 +73,8 @@ end
 -- conns[fd] = { replied = bool } while the slave owns fd.
 local function launch_slave(conf)
 	local auth_handler = assert(conf.auth_handler, "loginserver: conf.auth_handler is required")
-	local timeout_cs = check_seconds(conf, "timeout")
-	local linger_cs = check_seconds(conf, "linger")
+	local timeout_cs = check_seconds(conf, "timeout", DEFAULT_TIMEOUT)
+	local linger_cs = check_seconds(conf, "linger", DEFAULT_LINGER)
 	local conns = {}
 
 	local function readline(fd)
@@ -131,6 +139,10 @@ local function launch_slave(conf)
 		if conns[fd] == c then
 			conns[fd] = nil
 		end
+		if c.timer then -- a pending deadline would keep c until it fires
+			skynet.killthread(c.timer)
+			c.timer = nil
+		end
 	end
 
 	local CMD = {}
@@ -146,7 +158,8 @@ local function launch_slave(conf)
 		end
 		socket.limit(fd, INPUT_LIMIT)
 		if timeout_cs then
-			skynet.timeout(timeout_cs, function()
+			c.timer = skynet.timeout(timeout_cs, function()
+				c.timer = nil
 				if not c.replied then
 					close_if(fd, c)
 				end
@@ -171,8 +184,13 @@ local function launch_slave(conf)
 			return
 		end
 		c.replied = true
-		if linger_cs then
-			skynet.timeout(linger_cs, function()
+		if c.timer then
+			skynet.killthread(c.timer)
+			c.timer = nil
+		end
+		if linger_cs and conns[fd] == c then
+			c.timer = skynet.timeout(linger_cs, function()
+				c.timer = nil
 				close_if(fd, c)
 			end)
 		end

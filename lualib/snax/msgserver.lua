@@ -29,8 +29,9 @@
 -- by default) also drops the oldest ready responses while their bytes
 -- exceed it. Pending entries stay until their handler returns.
 --
--- Opt-in limit: conf.timeout closes a connection that has not completed its
--- handshake within that many seconds (skynet has no such limit).
+-- Handshake deadline: conf.timeout (default DEFAULT_TIMEOUT, false: none)
+-- closes a connection that has not completed its handshake within that
+-- many seconds (skynet has no such limit).
 --
 -- Log: the lines a client can cause (bad handshakes, bad requests,
 -- conflicts, handler errors) go through one skynet.loglimit limiter.
@@ -48,6 +49,7 @@ local b64encode = crypt.base64encode
 local b64decode = crypt.base64decode
 
 local DEFAULT_EXPIRED <const> = 128
+local DEFAULT_TIMEOUT <const> = 30 -- s: a client that behaves sends its handshake at once
 local MAX_PAYLOAD <const> = 65535
 local MAX_CONTENT <const> = MAX_PAYLOAD - 5 -- a response's u8 ok and u32be session
 
@@ -165,6 +167,10 @@ local function handshake(fd, c, payload)
 	u.ip = c.addr
 	c.user = u
 	c.username = u.username
+	if c.timer then -- the handshake came in time
+		skynet.killthread(c.timer)
+		c.timer = nil
+	end
 	send(fd, "200 OK")
 end
 
@@ -305,8 +311,11 @@ local function check_conf(conf)
 		cache_bytes = conf.cache_bytes,
 	}
 	local timeout = conf.timeout
-	assert(timeout == nil or (type(timeout) == "number" and timeout > 0),
-		"msgserver.start: conf.timeout must be a number of seconds > 0")
+	if timeout == nil then
+		timeout = DEFAULT_TIMEOUT
+	end
+	assert(timeout == false or (type(timeout) == "number" and timeout > 0 and timeout < math.huge),
+		"msgserver.start: conf.timeout must be a number of seconds > 0 or false")
 	settings.timeout_cs = timeout and math.ceil(timeout * 100)
 	return settings
 end
@@ -338,7 +347,8 @@ function msgserver.start(conf)
 		gateserver.openclient(fd)
 		local timeout_cs = settings.timeout_cs
 		if timeout_cs then
-			skynet.timeout(timeout_cs, function()
+			c.timer = skynet.timeout(timeout_cs, function()
+				c.timer = nil
 				if conns[fd] == c and c.user == nil then
 					close(fd)
 				end
@@ -365,6 +375,10 @@ function msgserver.start(conf)
 			return
 		end
 		conns[fd] = nil
+		if c.timer then -- a pending deadline would keep c until it fires
+			skynet.killthread(c.timer)
+			c.timer = nil
+		end
 		local u = c.user
 		if u == nil or c.logged_out then
 			return
