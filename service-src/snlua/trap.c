@@ -192,6 +192,14 @@ snlua_trap_init(struct snlua *l) {
 	ATOM_INIT(&l->trap.interrupts, 0);
 }
 
+struct snlua *
+snlua_trap_running(lua_State **active) {
+	struct snlua *l = ATOM_LOAD_RELAXED(&CURRENT); // stored by this very thread
+	if (l != NULL)
+		*active = ATOM_LOAD_RELAXED(&l->trap.active); // likewise: the thread running l
+	return l;
+}
+
 /* Registry "snlua.interrupts": how many times a worker was interrupted for this service. */
 int
 snlua_trap_interrupts(lua_State *L) {
