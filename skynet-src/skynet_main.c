@@ -125,7 +125,7 @@ main(int argc, char *argv[]) {
 	config.listen_backlog = config_count("socket_backlog", 511);
 
 	/* Crash tombstones: the handler also appends its line to the logger's file. */
-	const char *tombstone_dir = skynet_optstring("tombstone_dir", "");
+	const char *tombstone_dir = skynet_optstring("tombstone_dir", ".");
 	bool file_logger = config.logger != NULL && strcmp(config.logservice, "logger") == 0;
 	struct skynet_tombstone_counters counters = {
 	    .services = skynet_context_total,

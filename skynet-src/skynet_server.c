@@ -31,6 +31,10 @@
  * its package reference, so a subscriber that dies with multicast messages
  * queued leaks nothing) or by skynet_free.
  *
+ * Crash tombstones: every dispatched message is noted in the worker's
+ * record (skynet_tombstone_enter/leave: a few stores, no lock), with the
+ * context's label ("module param", set at launch) that the tombstone shows.
+ *
  * Socket flow control (skynet_flow.c has the protocol): the worker that
  * ends a dispatch batch asks skynet_flow_relieve whether the service was
  * marked and has caught up, and then has the socket thread resume its

@@ -78,12 +78,16 @@
 #define TOMB_PATH_MAX    (PATH_MAX + 64)
 #define TOMB_NAME_SUFFIX 48 // "tombstone-<pid>-<seconds>.txt"
 
+/* Sanitizer builds leave the fatal signals to the sanitizer (skynet_tombstone.h). */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(SKYNET_TSAN)
-#define TOMB_SANITIZER 1
+#define TOMB_SANITIZER true
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define TOMB_SANITIZER 1
+#define TOMB_SANITIZER true
 #endif
+#endif
+#ifndef TOMB_SANITIZER
+#define TOMB_SANITIZER false
 #endif
 
 struct tomb_msg {
@@ -434,12 +438,16 @@ static void
 write_lua_stack(struct skynet_tombstone_out *out, const struct tomb_worker *self) {
 	skynet_tombstone_puts(out, "lua stack of the crashing thread:\n");
 	skynet_tombstone_stack_cb cb = (skynet_tombstone_stack_cb)ATOM_LOAD(&STACK_CB);
-	if (self == NULL || ATOM_LOAD_RELAXED(&self->running) == 0)
+	if (self == NULL || ATOM_LOAD_RELAXED(&self->running) == 0) {
 		skynet_tombstone_puts(out, "  none (no service was running on this thread)\n");
-	else if (cb == NULL)
+		return;
+	}
+	if (cb == NULL) {
 		skynet_tombstone_puts(out, "  none (no module registered a stack writer)\n");
-	else
-		cb(out);
+		return;
+	}
+	out_flush(out); // all above is on disk if the walk faults
+	cb(out);
 }
 
 static void
@@ -558,13 +566,13 @@ skynet_tombstone_set_stack(skynet_tombstone_stack_cb cb) {
 	ATOM_STORE(&STACK_CB, (void *)cb);
 }
 
-/* PREFIX = absolute dir + "/tombstone-". */
+/* PREFIX = absolute dir + "/tombstone-"; warns when dir is not a writable folder. */
 static int
 set_prefix(const char *dir) {
 	char cwd[PATH_MAX];
 	const char *base = "";
-	if (dir == NULL || dir[0] == '\0')
-		dir = ".";
+	if (dir == NULL || strcmp(dir, ".") == 0)
+		dir = "";
 	if (dir[0] != '/') {
 		if (getcwd(cwd, sizeof(cwd)) == NULL) {
 			fprintf(stderr, "skynet: tombstone: cannot read the working folder err=%d\n", errno);
@@ -572,11 +580,19 @@ set_prefix(const char *dir) {
 		}
 		base = cwd;
 	}
-	int n = snprintf(PREFIX, sizeof(PREFIX), "%s%s%s/tombstone-", base, base[0] ? "/" : "", dir);
+	const char *sep = base[0] != '\0' && dir[0] != '\0' ? "/" : "";
+	int n = snprintf(PREFIX, sizeof(PREFIX), "%s%s%s/tombstone-", base, sep, dir);
 	if (n < 0 || (size_t)n >= sizeof(PREFIX) - TOMB_NAME_SUFFIX) {
 		fprintf(stderr, "skynet: config: tombstone_dir is too long (%s)\n", dir);
 		return SKYNET_EINVAL;
 	}
+	PREFIX[n - strlen("/tombstone-")] = '\0';
+	if (access(PREFIX, W_OK) != 0)
+		fprintf(stderr,
+		        "skynet: config: tombstone_dir %s is not a writable folder; a crash file "
+		        "would go to stderr\n",
+		        PREFIX);
+	PREFIX[n - strlen("/tombstone-")] = '/';
 	return 0;
 }
 
@@ -588,9 +604,8 @@ skynet_tombstone_init(const char *dir, const char *logfile,
 	if (logfile != NULL && strlen(logfile) < sizeof(LOGFILE))
 		strcpy(LOGFILE, logfile);
 	COUNTERS = *counters;
-#ifdef TOMB_SANITIZER
-	return 0;
-#else
+	if (TOMB_SANITIZER)
+		return 0;
 	void *frames[2];
 	(void)backtrace(frames, 2); // loads libgcc's unwinder now, not in the handler
 	INSTALLED = true;
@@ -605,5 +620,4 @@ skynet_tombstone_init(const char *dir, const char *logfile,
 	for (size_t i = 0; i < SIGNALS_COUNT; i++)
 		sigaction(SIGNALS[i], &sa, NULL);
 	return 0;
-#endif
 }

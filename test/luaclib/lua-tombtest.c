@@ -7,8 +7,13 @@
  *   tombtest.abort()  calls abort() (SIGABRT)
  *   tombtest.fpe()    divides an integer by zero (SIGFPE on x86)
  *   tombtest.ill()    executes a trap instruction (SIGILL on x86)
+ *   tombtest.double() installs a tombstone stack writer that itself writes
+ *                     through NULL, then faults as segv does: the second
+ *                     fault, inside the handler, must end the process at once
  * None returns.
  */
+#include "skynet.h"
+
 #include <lauxlib.h>
 #include <lua.h>
 
@@ -40,11 +45,25 @@ tomb_ill(lua_State *L) {
 	__builtin_trap();
 }
 
+/* A stack writer that faults: the handler's second fault. */
+static void
+faulty_writer(struct skynet_tombstone_out *out) {
+	skynet_tombstone_puts(out, "    (faulty writer)\n");
+	volatile int *volatile nowhere = NULL;
+	*nowhere = 2;
+}
+
+static int
+tomb_double(lua_State *L) {
+	skynet_tombstone_set_stack(faulty_writer);
+	return tomb_segv(L);
+}
+
 int
 luaopen_tombtest(lua_State *L) {
 	static const luaL_Reg funcs[] = {
-	    {"segv", tomb_segv}, {"abort", tomb_abort}, {"fpe", tomb_fpe},
-	    {"ill", tomb_ill},   {NULL, NULL},
+	    {"segv", tomb_segv}, {"abort", tomb_abort},   {"fpe", tomb_fpe},
+	    {"ill", tomb_ill},   {"double", tomb_double}, {NULL, NULL},
 	};
 	luaL_newlib(L, funcs);
 	return 1;

@@ -7,8 +7,9 @@
 # functions that called the faulting C function, with their lines) and
 # the message it was running (source, type, session), and that the log
 # and stderr name the file. The same for SIGABRT (abort()), SIGFPE and
-# SIGILL; then SIGSEGV sent from outside to an idle node; last, a node
-# that stops cleanly writes nothing.
+# SIGILL; a second fault inside the handler, which ends the process at
+# once; then SIGSEGV sent from outside to an idle node; last, a node that
+# stops cleanly writes nothing.
 #
 # Sanitizer builds (SKYNET_SAN=address or thread) skip the fault cases:
 # the node leaves the fatal signals to the sanitizer there (AddressSanitizer
@@ -118,6 +119,20 @@ else
 		;;
 	*) echo "skip tombstone fpe/ill (the trap instructions differ off x86)" ;;
 	esac
+
+	# A second fault, inside the handler (tombtest.double installs a stack
+	# writer that faults): the process ends at once, of SIGSEGV, leaving
+	# what was written before the Lua stack and no end line.
+	run double
+	[ $? -eq 139 ]
+	check tombstone_double_fault_dies_of_SIGSEGV $?
+	tomb double >"$dir/t.double"
+	t="$dir/t.double"
+	sed 's/^/    > /' "$t" | grep -v '^    >     #'
+	grep -q '(crashed here): running :.* "snlua svc_tombstone_victim"$' "$t" &&
+		grep -q '^lua stack of the crashing thread:$' "$t" && ! grep -q '^c backtrace' "$t" &&
+		! grep -q '^end of tombstone$' "$t" && ! grep -q 'error: tombstone:' "$dir/out.double"
+	check tombstone_double_fault_ends_at_once $?
 
 	# From outside: an idle node, SIGSEGV sent with kill.
 	config idle
