@@ -332,10 +332,8 @@ write_header(struct skynet_tombstone_out *out, int sig, const siginfo_t *si,
 	skynet_tombstone_puts(out, signal_name(sig));
 	skynet_tombstone_puts(out, ") code=");
 	skynet_tombstone_putint(out, si->si_code);
-	skynet_tombstone_puts(out, " addr=0x");
-	out_hex(out, (uint64_t)(uintptr_t)si->si_addr, 1);
 	if (si->si_code <= 0) {
-		/* Sent: kill, tgkill (raise, abort) or sigqueue; si_addr means nothing then. */
+		/* Sent: kill, tgkill (raise, abort) or sigqueue; there is no fault address. */
 		skynet_tombstone_puts(out, "\nsender: pid ");
 		skynet_tombstone_putint(out, si->si_pid);
 		skynet_tombstone_puts(out, " uid ");
@@ -343,6 +341,8 @@ write_header(struct skynet_tombstone_out *out, int sig, const siginfo_t *si,
 		if (si->si_pid == getpid())
 			skynet_tombstone_puts(out, " (this process: abort or raise)");
 	} else {
+		skynet_tombstone_puts(out, " addr=0x");
+		out_hex(out, (uint64_t)(uintptr_t)si->si_addr, 1);
 		skynet_tombstone_puts(out, "\nsender: kernel (a fault at addr)");
 	}
 	skynet_tombstone_puts(out, "\nthread: tid ");

@@ -154,7 +154,7 @@ else
 	check tombstone_kill_one_file $?
 	sed 's/^/    > /' "$dir/t.idle" | head -n 12
 	t="$dir/t.idle"
-	grep -q "^signal: 11 (SIGSEGV) code=0 " "$t" && grep -q "^sender: pid $$ uid " "$t" &&
+	grep -q "^signal: 11 (SIGSEGV) code=0$" "$t" && grep -q "^sender: pid $$ uid " "$t" &&
 		grep -q '^end of tombstone$' "$t" && ! grep -q 'crashed here' "$t" &&
 		! grep -q ': running :' "$t" && grep -q '^counters: services=[1-9][0-9]* ' "$t"
 	check tombstone_kill_sender_idle_workers $?
