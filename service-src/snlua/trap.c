@@ -70,6 +70,8 @@
  * are atomics; deferred and the framework list belong to the running
  * thread),
  * plus the thread-local CURRENT and the process-wide TRAP_SIGNAL_READY.
+ * CURRENT and active also tell the crash tombstone (tombstone.c, through
+ * snlua_trap_running) which state the crashing thread was running.
  * Locking: none; the orderings are the ones named above. Units: counts of
  * Lua VM instructions (TRAP_MAIN_COUNT, TRAP_DEFER_MAX).
  */
