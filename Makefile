@@ -195,7 +195,15 @@ $(OBJ)/bench/cservice/%.so: bench/svc_%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -MF $@.d -o $@ $<
 
-unit-tests: $(UNIT_TESTS)
+# Test-only Lua C modules: test/luaclib/lua-NAME.c becomes $(OBJ)/test/luaclib/NAME.so, built
+# by make test and never installed in luaclib/ (node tests find them through SKYNET_OBJ).
+TEST_LUACLIB := $(patsubst test/luaclib/lua-%.c,$(OBJ)/test/luaclib/%.so,\
+	$(wildcard test/luaclib/lua-*.c))
+$(OBJ)/test/luaclib/%.so: test/luaclib/lua-%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -MF $@.d -o $@ $<
+
+unit-tests: $(UNIT_TESTS) $(TEST_LUACLIB)
 benches: $(BENCHES) $(BENCH_CSERVICE)
 
 run: all
@@ -245,7 +253,7 @@ fuzz:
 	@sh test/fuzz/run.sh build/fuzz $(FUZZ_SECONDS)
 
 FORMAT_SRC = $(wildcard skynet-src/*.[ch] service-src/*.c service-src/snlua/*.[ch] \
-	lualib-src/*.[ch] lualib-src/*/*.[ch] test/unit/*.[ch] \
+	lualib-src/*.[ch] lualib-src/*/*.[ch] test/unit/*.[ch] test/luaclib/*.c \
 	bench/*.c examples/*.c test/fuzz/*.[ch])
 format:
 	clang-format -i $(FORMAT_SRC)

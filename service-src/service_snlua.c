@@ -5,6 +5,7 @@
  *   snlua/instance.h  struct snlua, the instance every part works on
  *   snlua/alloc.c     the state's allocator: small-object pool, byte count, limit
  *   snlua/trap.c      signals: breaking an endless loop, logging the memory
+ *   snlua/tombstone.c the Lua stack in a crash tombstone (from the signal handler)
  *   snlua/profile.c   skynet.profile and the accounting coroutine.resume/wrap
  *   snlua/codecache.c the process-wide code cache and require through it
  *   snlua/modcache.c  the process-wide cache of where each require search succeeded
@@ -40,6 +41,7 @@
 #include "snlua/instance.h"
 #include "snlua/lazylib.h"
 #include "snlua/profile.h"
+#include "snlua/tombstone.h"
 #include "snlua/trap.h"
 
 #include <lauxlib.h>
@@ -294,6 +296,7 @@ snlua_create(void) {
 	snlua_mem_init(&l->mem);
 	l->L = lua_newstate(snlua_mem_alloc, l);
 	snlua_trap_init(l);
+	snlua_tombstone_install();
 	lua_gc(l->L, LUA_GCGEN, 0, 0); // switching runs a full cycle: do it while the heap is empty
 	snlua_profile_init_state(l->L);
 	lua_atpanic(l->L, state_panic);

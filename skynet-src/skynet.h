@@ -225,4 +225,22 @@ void skynet_timer_stat(struct skynet_timer_stat *out);
 /* Upper bound of lateness bucket i in microseconds (0 for the last, unbounded one). */
 uint32_t skynet_timer_late_le_us(int i);
 
+/*
+ * Crash tombstones (docs/tombstones.md). A C service that hosts an
+ * interpreter (snlua) registers a stack writer once. When a fatal signal
+ * hits a thread while it runs a service, the node's signal handler calls
+ * the writer on that thread, inside the handler, to add the stack of the
+ * code that thread was running. The writer must be async-signal-safe: it
+ * only reads memory (never a state another thread may be running), takes
+ * no lock, allocates nothing, uses no stdio; it appends its text with
+ * skynet_tombstone_puts and skynet_tombstone_putint (both safe there), one
+ * line per frame, each indented by four spaces. out is borrowed for the
+ * call. Registering replaces the writer; thread-safe.
+ */
+struct skynet_tombstone_out;
+typedef void (*skynet_tombstone_stack_cb)(struct skynet_tombstone_out *out);
+void skynet_tombstone_set_stack(skynet_tombstone_stack_cb cb);
+void skynet_tombstone_puts(struct skynet_tombstone_out *out, const char *s);
+void skynet_tombstone_putint(struct skynet_tombstone_out *out, long long v);
+
 #endif

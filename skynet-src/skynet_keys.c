@@ -71,6 +71,7 @@ static const char *const KEYS[] = {
     "start",
     "thread",
     "timer",
+    "tombstone_dir",
 };
 
 #define KEYS_COUNT (sizeof(KEYS) / sizeof(KEYS[0]))

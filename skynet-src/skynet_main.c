@@ -1,7 +1,8 @@
 /*
  * The node binary: `skynet CONFIG`, or `skynet --help` / `--version`. Loads
  * the config into the env, warns about keys the framework does not read,
- * reads the startup keys (writing their defaults back into the env) and boots.
+ * reads the startup keys (writing their defaults back into the env), installs
+ * the crash-tombstone handlers (skynet_tombstone.h) and boots.
  */
 #include "skynet.h"
 
@@ -10,6 +11,7 @@
 #include "skynet_keys.h"
 #include "skynet_server.h"
 #include "skynet_start.h"
+#include "skynet_tombstone.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -121,6 +123,16 @@ main(int argc, char *argv[]) {
 	config.flow_high_bytes = (size_t)config_count("socket_flow_high_bytes", SKYNET_FLOW_HIGH_BYTES);
 	config.output_limit = (size_t)config_count("socket_output_limit", 16 << 20);
 	config.listen_backlog = config_count("socket_backlog", 511);
+
+	/* Crash tombstones: the handler also appends its line to the logger's file. */
+	const char *tombstone_dir = skynet_optstring("tombstone_dir", ".");
+	bool file_logger = config.logger != NULL && strcmp(config.logservice, "logger") == 0;
+	struct skynet_tombstone_counters counters = {
+	    .services = skynet_context_total,
+	    .released = skynet_context_released,
+	};
+	if (skynet_tombstone_init(tombstone_dir, file_logger ? config.logger : NULL, &counters) != 0)
+		return 1;
 
 	int status = skynet_start(&config);
 	skynet_env_exit();

@@ -31,6 +31,10 @@
  * its package reference, so a subscriber that dies with multicast messages
  * queued leaks nothing) or by skynet_free.
  *
+ * Crash tombstones: every dispatched message is noted in the worker's
+ * record (skynet_tombstone_enter/leave: a few stores, no lock), with the
+ * context's label ("module param", set at launch) that the tombstone shows.
+ *
  * Socket flow control (skynet_flow.c has the protocol): the worker that
  * ends a dispatch batch asks skynet_flow_relieve whether the service was
  * marked and has caught up, and then has the socket thread resume its
@@ -54,6 +58,7 @@
 #include "skynet_post.h"
 #include "skynet_socket_internal.h"
 #include "skynet_timer.h"
+#include "skynet_tombstone.h"
 #include "atomic.h"
 
 #include <assert.h>
@@ -79,8 +84,9 @@ struct skynet_context {
 	bool init;
 	ATOM_INT endless;
 	bool profile;
-	bool reserved;    // does not count as live (the logger)
-	ATOM_INT calling; // debug: non-zero while a worker runs the callback
+	bool reserved;                      // does not count as live (the logger)
+	ATOM_INT calling;                   // debug: non-zero while a worker runs the callback
+	char label[SKYNET_TOMBSTONE_LABEL]; // "module param", for crash tombstones
 };
 
 _Static_assert(offsetof(struct skynet_context, box) == 0,
@@ -193,6 +199,7 @@ skynet_context_new(const char *name, const char *param) {
 	ctx->instance = inst;
 	ATOM_INIT(&ctx->ref, 2); // the handle table's, and ours until we are done with ctx
 	ctx->profile = G_NODE.profile;
+	snprintf(ctx->label, sizeof(ctx->label), "%s%s%s", name, param ? " " : "", param ? param : "");
 	uint32_t handle = skynet_handle_reserve();
 	ctx->box.handle = handle;
 	// Starts marked as scheduled: no worker runs the service before init succeeded.
@@ -324,6 +331,7 @@ dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
 	pthread_setspecific(G_NODE.handle_key, (void *)(uintptr_t)(ctx->box.handle));
 	int type = skynet_message_type(msg->sz);
 	size_t sz = msg->sz & MESSAGE_TYPE_MASK;
+	skynet_tombstone_enter(ctx->box.handle, ctx->label, msg->source, type, msg->session, sz);
 	FILE *f = (FILE *)ATOM_LOAD(&ctx->logfile);
 	if (f)
 		skynet_log_output(f, msg->source, type, msg->session, msg->data, sz);
@@ -341,6 +349,7 @@ dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
 	}
 	if (!reserve_msg)
 		free_payload(type, msg->data, sz);
+	skynet_tombstone_leave();
 	ATOM_STORE(&ctx->calling, 0);
 }
 

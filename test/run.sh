@@ -65,7 +65,7 @@ done
 for t in test/node/test_*.sh; do
 	[ -f "$t" ] || continue
 	echo "== $(basename "$t")"
-	SKYNET_BUILD=$BUILD timeout 300 sh "$t" >"$log" 2>&1
+	SKYNET_BUILD=$BUILD SKYNET_OBJ=$OBJ timeout 300 sh "$t" >"$log" 2>&1
 	status=$?
 	cat "$log"
 	tally "$(basename "$t")" "$status"

@@ -70,6 +70,8 @@
  * are atomics; deferred and the framework list belong to the running
  * thread),
  * plus the thread-local CURRENT and the process-wide TRAP_SIGNAL_READY.
+ * CURRENT and active also tell the crash tombstone (tombstone.c, through
+ * snlua_trap_running) which state the crashing thread was running.
  * Locking: none; the orderings are the ones named above. Units: counts of
  * Lua VM instructions (TRAP_MAIN_COUNT, TRAP_DEFER_MAX).
  */
@@ -190,6 +192,14 @@ snlua_trap_init(struct snlua *l) {
 		abort();
 	ATOM_INIT(&l->trap.active, l->L);
 	ATOM_INIT(&l->trap.interrupts, 0);
+}
+
+struct snlua *
+snlua_trap_running(lua_State **active) {
+	struct snlua *l = ATOM_LOAD_RELAXED(&CURRENT); // stored by this very thread
+	if (l != NULL)
+		*active = ATOM_LOAD_RELAXED(&l->trap.active); // likewise: the thread running l
+	return l;
 }
 
 /* Registry "snlua.interrupts": how many times a worker was interrupted for this service. */

@@ -68,6 +68,14 @@ int snlua_trap_mark_framework(lua_State *L);
 int snlua_trap_interrupts(lua_State *L);
 
 /*
+ * The instance this thread runs now and the coroutine it runs for it
+ * (*active), or NULL between messages and on a thread that runs no snlua
+ * service. Two thread-local and relaxed loads: async-signal-safe, for the
+ * crash tombstone's stack writer (tombstone.c) on the crashing thread.
+ */
+struct snlua *snlua_trap_running(lua_State **active);
+
+/*
  * Ask l to serve signal (0: break the running code, 1: log the memory in
  * use; any other value is logged and ignored). Any thread; the caller holds
  * a reference to l's context. Returns at once: the service serves it.

@@ -317,7 +317,7 @@ spin_gate_follows_hits(int *failed) {
 		spin_gate_record(&g, false, false);
 		misses++;
 	}
-	TT_CHECK(misses >= 3 && misses <= 8);                 // a few misses close it
+	TT_CHECK(misses >= 3 && misses <= 8);             // a few misses close it
 	TT_CHECK(spins_allowed(&g, 8 * SPIN_PROBE) == 8); // closed: one probe in SPIN_PROBE
 	for (int i = 0; i < 50; i++)
 		spin_gate_record(&g, false, false); // the probes keep missing
