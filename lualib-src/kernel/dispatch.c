@@ -527,6 +527,7 @@ kernel_ldispatch_message(lua_State *L) {
 		kernel_run_queues(L, SLOT_KERNEL); // woken by a hook that ran outside any coroutine
 	kernel_run_forks(L, SLOT_KERNEL, k);
 	kernel_timers_shrink(L, SLOT_KERNEL, k);
+	kernel_sessions_tidy(L, SLOT_KERNEL, k);
 	log_errors(L, k);
 	send_replies(L, k);
 	return 0;

@@ -29,8 +29,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define KERNEL_SESSION_MAX   0x7fffffff
-#define KERNEL_TIMER_REBUILD 1024 // pending timeouts before the table is ever rebuilt
+#define KERNEL_SESSION_MAX    0x7fffffff
+#define KERNEL_TIMER_REBUILD  1024 // pending timeouts before the table is ever rebuilt
+#define KERNEL_SESSION_TABLES 3    // UV_WAITING, UV_TIMERS, UV_WATCHING: keyed by session
+#define KERNEL_SESSION_SMALL  64   // entries below which a session table is left as Lua made it
 
 /* The host's accounting resume: same contract as lua_resume plus moving values.
  * resume(L, co, narg) moves narg values from L to co, resumes co and moves its
@@ -85,7 +87,10 @@ struct kernel {
 	int timer_n, timer_peak;                // pending timeouts, most since the last rebuild
 	int trace_n;                            // trace tags made (S.new_tag)
 	int wq_h, wq_t, eq_h, eq_t, fq_h, fq_t; // heads and tails of the wakeup, error, fork queues
-	/* Bit-fields, one int for these six, so that the record stays 72 bytes (the
+	/* Per session table (UV_WAITING + i): entries set since it was last made
+	 * roomy, and how many it may take before (kernel_sessions_tidy). */
+	int sess_set[KERNEL_SESSION_TABLES], sess_room[KERNEL_SESSION_TABLES];
+	/* Bit-fields, one int for these six, so that the record stays small (the
 	 * memory of an idle service). fired_n counts fired timeouts blocked, each
 	 * with a coroutine (a KiB at least): 26 bits are far more than a heap holds. */
 	signed int fired_n : 27;
@@ -306,6 +311,8 @@ int kernel_lunknown_message(lua_State *L);
 int kernel_arm_timer(lua_State *L, int K, struct kernel *k, int idx);
 /* Give back the memory of the timers table once most of a big batch is gone. */
 void kernel_timers_shrink(lua_State *L, int K, struct kernel *k);
+/* Remake a session table that will soon have no free slot (see state.c). */
+void kernel_sessions_tidy(lua_State *L, int K, struct kernel *k);
 /* A continuation returning the values above ctx (a stack level). */
 int kernel_results_k(lua_State *L, int status, lua_KContext ctx);
 

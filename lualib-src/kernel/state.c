@@ -8,6 +8,22 @@
  * empty table, and clearing a key of a table never made makes nothing.
  * Also the small helpers shared by the parts (errors at a level, addresses,
  * tracing). Locking: none; only the worker running the service is here.
+ *
+ * Session tables. UV_WAITING, UV_TIMERS and UV_WATCHING are keyed by
+ * session numbers, which only grow: entries come and go all the time. A
+ * Lua 5.4 table never reuses the slot of a removed key; once no slot is
+ * free, the next new key makes it count its keys and resize to fit them. So
+ * when the live entries plus one make a power of two, the table is full
+ * again right after each resize, and every new key rebuilds it: 1024, 2048
+ * or 4096 calls in flight made each call cost O(n) (15-28x slower calls,
+ * measured). kernel_seti counts the entries set in each session table
+ * (k->sess_set); at the end of each dispatch, kernel_sessions_tidy remakes a
+ * table that has taken k->sess_room of them, as a copy with room for twice
+ * its live entries. Each copy then has at least as many free slots as live
+ * entries (its room), so Lua never has to rebuild it before the next tidy:
+ * O(1) per entry, amortized. A table of fewer than KERNEL_SESSION_SMALL
+ * entries is left as it is (its rebuilds are short). No part holds a state
+ * table across the end of a dispatch, so a remade table is never stale.
  */
 
 #include "kernel.h"
@@ -42,6 +58,9 @@ void
 kernel_seti(lua_State *L, int K, int v, lua_Integer key) {
 	if (!lua_isnil(L, -1)) {
 		kernel_tab(L, K, v);
+		int i = v - UV_WAITING;
+		if (i >= 0 && i < KERNEL_SESSION_TABLES)
+			((struct kernel *)lua_touserdata(L, K))->sess_set[i]++;
 	} else if (!kernel_tab_if(L, K, v)) {
 		lua_pop(L, 1); // nothing to clear
 		return;
@@ -49,6 +68,42 @@ kernel_seti(lua_State *L, int K, int v, lua_Integer key) {
 	lua_insert(L, -2);
 	lua_rawseti(L, -2, key);
 	lua_pop(L, 1);
+}
+
+/* Session table v remade with room for twice its n live entries (n >= KERNEL_SESSION_SMALL). */
+static void
+roomy_copy(lua_State *L, int K, int v, int n) {
+	int old = lua_gettop(L);
+	lua_createtable(L, 0, 2 * n);
+	lua_pushnil(L);
+	while (lua_next(L, old)) {
+		lua_pushvalue(L, -2);
+		lua_insert(L, -2);
+		lua_rawset(L, old + 1);
+	}
+	lua_setiuservalue(L, K, v);
+}
+
+void
+kernel_sessions_tidy(lua_State *L, int K, struct kernel *k) {
+	for (int i = 0; i < KERNEL_SESSION_TABLES; i++) {
+		if (k->sess_set[i] < KERNEL_SESSION_SMALL || k->sess_set[i] < k->sess_room[i])
+			continue;
+		int v = UV_WAITING + i;
+		int n = 0;
+		if (kernel_tab_if(L, K, v)) {
+			lua_pushnil(L);
+			while (lua_next(L, -2)) {
+				n++;
+				lua_pop(L, 1);
+			}
+			if (n >= KERNEL_SESSION_SMALL)
+				roomy_copy(L, K, v, n);
+			lua_pop(L, 1);
+		}
+		k->sess_set[i] = 0;
+		k->sess_room[i] = n;
+	}
 }
 
 void

@@ -93,10 +93,11 @@ kernel_ltimeout(lua_State *L) {
 	return 1;
 }
 
-/* Push a copy of the timers table, sized for the timeouts pending. */
+/* Push a copy of the timers table, with room for as many more timeouts as
+ * are pending (a session table: see state.c). */
 static void
 copy_timers(lua_State *L, int K, struct kernel *k) {
-	lua_createtable(L, 0, k->timer_n);
+	lua_createtable(L, 0, 2 * k->timer_n);
 	int t = lua_gettop(L);
 	kernel_tab(L, K, UV_TIMERS);
 	lua_pushnil(L);
@@ -115,6 +116,8 @@ kernel_timers_shrink(lua_State *L, int K, struct kernel *k) {
 	copy_timers(L, K, k);
 	lua_setiuservalue(L, K, UV_TIMERS);
 	k->timer_peak = k->timer_n;
+	k->sess_set[UV_TIMERS - UV_WAITING] = 0;
+	k->sess_room[UV_TIMERS - UV_WAITING] = k->timer_n;
 }
 
 /* ---- sleep, wait, wakeup ---- */

@@ -176,6 +176,37 @@ t.case("sends and calls from one source stay ordered", function()
 	t.eq(table.concat(log, ","), "a,c,d", "recorded sends")
 end)
 
+-- Seconds for `total` calls to echo made by n coroutines at once (n calls
+-- in flight all the time).
+local function calls_in_flight(n, total)
+	local me = coroutine.running()
+	local left = n
+	local t0 = skynet.hpc()
+	for _ = 1, n do
+		skynet.fork(function()
+			for _ = 1, total // n do
+				skynet.call(echo, "lua", "echo")
+			end
+			left = left - 1
+			if left == 0 then
+				skynet.wakeup(me)
+			end
+		end)
+	end
+	skynet.wait(me)
+	return (skynet.hpc() - t0) / 1e9
+end
+
+-- With exactly 2048 calls in flight (2^k live sessions), each new session
+-- used to rebuild the session tables (kernel/state.c): 15-28x slower calls.
+-- A ratio of two runs, not a time: both pay the same machine.
+t.case("2048 calls in flight cost no more per call than 2000", function()
+	calls_in_flight(2000, 20000) -- warm up: the tables and the coroutine pool grow
+	local base = calls_in_flight(2000, 40000)
+	local cliff = calls_in_flight(2048, 40960)
+	t.ok(cliff < base * 4, string.format("2048 in flight took %.3f s, 2000 took %.3f s", cliff, base))
+end)
+
 t.start({
 	self_echo = function(_, _, v)
 		skynet.retpack(v)
