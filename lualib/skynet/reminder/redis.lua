@@ -114,15 +114,14 @@ for i = 1, n do
   local key, due, at, claim, gen, target, payload, misfire, every, cron, tz
   key, due, at, claim, gen, target, payload, misfire, every, cron, tz, p = struct.unpack(fmt, blob, p)
   local h = ns .. ':r:' .. key
-  local f = { h, 'key', key, 'due', due, 'at', at, 'target', target, 'payload', payload }
-  if every ~= '' then f[#f + 1] = 'every'; f[#f + 1] = every end
-  if cron ~= '' then f[#f + 1] = 'cron'; f[#f + 1] = cron end
-  if tz ~= '' then f[#f + 1] = 'tz'; f[#f + 1] = tz end
-  local m = #f
-  f[m + 1], f[m + 2], f[m + 3], f[m + 4], f[m + 5], f[m + 6] = 'misfire', misfire, 'attempt', '0', 'run', '1'
-  f[m + 7], f[m + 8], f[m + 9], f[m + 10], f[m + 11], f[m + 12] = 'missed', '0', 'gen', gen, 'state', 'pending'
+  local f = { h, 'key', key, 'due', due, 'at', at, 'target', target, 'payload', payload, 'misfire', misfire,
+    'attempt', '0', 'run', '1', 'missed', '0', 'gen', gen, 'state', 'pending' }
+  local m = 23
+  if every ~= '' then f[m + 1], f[m + 2], m = 'every', every, m + 2 end
+  if cron ~= '' then f[m + 1], f[m + 2], m = 'cron', cron, m + 2 end
+  if tz ~= '' then f[m + 1], f[m + 2], m = 'tz', tz, m + 2 end
   if claim ~= '' then
-    f[m + 13], f[m + 14] = 'owner', owner
+    f[m + 1], f[m + 2] = 'owner', owner
     held[#held + 1], held[#held + 2] = claim, key
   else
     free[#free + 1], free[#free + 2] = at, key
