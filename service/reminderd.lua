@@ -770,6 +770,11 @@ local function open_store(spec)
 end
 
 skynet.start(function()
+	-- A set's tables and closures live for a store round trip: long enough
+	-- to outlive two minor collections of the generational mode (which snlua
+	-- starts), so they die old and each major collection walks the whole
+	-- heap. The incremental mode collects them for less.
+	collectgarbage "incremental"
 	store = open_store(conf.store)
 	gen_prefix = sformat("%x.%x.%x.", math_floor(wall() * 1e6), skynet.self(), math.random(0, 0x7fffffff))
 	skynet.dispatch("lua", function(_, _, cmd, ...)
