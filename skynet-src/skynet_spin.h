@@ -1,4 +1,6 @@
 /*
+ * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
+ *
  * The gate that decides whether an idle worker spins (skynet_start.c's top
  * comment gives the rule and why). One gate per worker, touched only by
  * that worker: no locking.
