@@ -40,7 +40,9 @@ store.__index = store
 local NS <const> = "skynet:reminder"
 local POLL_S <const> = 1
 local TIMEOUT_CS <const> = 500 -- a request with no answer by then fails
-local BATCH <const> = 256 -- sets sent in one script at most
+-- Sets sent in one script at most (PUTS unpacks up to 2 x BATCH values at
+-- once; the Lua of Redis takes about 8000).
+local BATCH <const> = 256
 local FIELDS <const> = { "key", "due", "at", "target", "payload", "every", "cron", "tz", "misfire", "attempt",
 	"run", "missed", "gen", "state", "error" }
 local NUMBERS <const> = { due = true, at = true, every = true, attempt = true, run = true, missed = true }
@@ -408,20 +410,6 @@ function store:put_then(r, hold, f)
 	if not self.flushing then
 		self.flushing = true
 		skynet.fork(flush_puts, self)
-	end
-end
-
--- put_then, returning once r is stored (raises the batch's error).
-function store:put(r, hold)
-	local token = {}
-	local ok, err
-	self:put_then(r, hold, function(o, e)
-		ok, err = o, e
-		skynet.wakeup(token)
-	end)
-	skynet.wait(token)
-	if not ok then
-		error(err, 0)
 	end
 end
 
