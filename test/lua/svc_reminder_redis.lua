@@ -4,8 +4,9 @@
 -- target (test/lua/svc_reminder_target.lua as .rt), runs the cases of its
 -- mode, prints one "ok   NAME" or "FAIL NAME: why" line per case and the
 -- line "N passed, N failed", then stops the node.
---   rr_mode = "basic": set, get, list, cancel, replace, on time and never
---     early, every, retries, dead letters and retry, through the store.
+--   rr_mode = "basic": set, get, list, cancel, replace (also a key set
+--     several times in one batch), on time and never early, every,
+--     retries, dead letters and retry, through the store.
 --   rr_mode = "outage": Redis killed (SIGKILL, the server runs with an
 --     append-only file synced at each write) and started again, then
 --     stopped (SIGSTOP) and continued: a set raises while it is down, and
@@ -146,6 +147,40 @@ case("set again replaces; cancel stops a held run", function()
 	check_on_time(list)
 end)
 
+case("sets of one key in one batch: the last is kept whole, once", function()
+	skynet.call(target, "lua", "clear")
+	-- sent together, most go to Redis in one batch; odd ones repeat (every,
+	-- or cron with tz), even ones are due within the window (held here)
+	local wait = t.spawn(8, function(i)
+		local when, opts = { after = i % 2 == 0 and 0.5 or 3600 }, nil
+		if i == 7 then
+			when, opts = nil, { cron = "0 5 * * *", tz = "UTC" }
+		elseif i % 2 == 1 then
+			opts = { every = 30 }
+		end
+		if i == 8 then
+			when = { after = 3600 }
+		end
+		reminder.set("dup", when, ".rt", i, opts)
+	end)
+	for _, r in ipairs(wait()) do
+		t.ok(r[1], tostring(r[2]))
+	end
+	local r = reminder.get "dup"
+	t.eq(r.payload, 8, "the last set")
+	t.eq(r.every, nil, "no every left from an earlier set")
+	t.eq(r.cron, nil, "no cron left from an earlier set")
+	t.eq(r.tz, nil, "no tz left from an earlier set")
+	t.eq(reminder.stats().pending, 1, "one pending record (free or held, not both)")
+	reminder.set("crontz", nil, ".rt", "c", { cron = "0 5 * * *", tz = "UTC", misfire = "all" })
+	local c = reminder.get "crontz"
+	t.eq(c.cron .. " " .. c.tz .. " " .. c.misfire, "0 5 * * * UTC all", "cron, tz and misfire kept")
+	sleep_s(0.8)
+	t.eq(#deliveries "dup", 0, "no run of a replaced set")
+	reminder.cancel "dup"
+	reminder.cancel "crontz"
+end)
+
 case("every: each run on the grid, on time; cancel ends it", function()
 	skynet.call(target, "lua", "clear")
 	local due = core.walltime() + 0.3
@@ -191,6 +226,8 @@ case("failed runs are retried, then a dead letter; retry replays it", function()
 end)
 
 ---------------------------------------------------------------- outage
+
+local first_outage = #cases + 1
 
 case("Redis killed: set raises at once; a run due meanwhile fires once it is back", function()
 	skynet.call(target, "lua", "clear")
@@ -252,8 +289,8 @@ end)
 ---------------------------------------------------------------- run
 
 local MODES <const> = {
-	basic = { 1, 5 },
-	outage = { 6, 7 },
+	basic = { 1, first_outage - 1 },
+	outage = { first_outage, #cases },
 }
 
 skynet.start(function()

@@ -4,7 +4,8 @@
 # at each write, so that its data survives the kill in part 3; stopped on
 # every exit path). Three parts, on databases of their own:
 #   1. basics (test/lua/svc_reminder_redis.lua, rr_mode = basic): set, get,
-#      list, cancel, replace, every, retries, dead letters, retry; runs fire
+#      list, cancel, replace (also a key set several times in one batch),
+#      cron with tz, every, retries, dead letters, retry; runs fire
 #      never early, nine in ten within 20 ms of their due, all within 100 ms.
 #      Then a node with a wrong password in reminder_store stops at boot.
 #   2. two nodes (test/lua/svc_reminder_redis_node.lua, reminder_lease = 2):

@@ -15,7 +15,8 @@
 -- (SCRIPT LOAD) and then run by their SHA1 (EVALSHA), again after a server
 -- restart forgot them. Numbers are written with all their digits (%.17g).
 -- Sets made while another batch is on its way go together in one script
--- (group commit, store:put): one request and one round trip per batch.
+-- (group commit, store:put_then): one request and one round trip per
+-- batch, the records packed into one argument.
 -- An acknowledgement or a retry is written only over the same gen and run
 -- (a node whose lease lapsed cannot move back a run another node moved on).
 --
@@ -39,7 +40,9 @@ store.__index = store
 local NS <const> = "skynet:reminder"
 local POLL_S <const> = 1
 local TIMEOUT_CS <const> = 500 -- a request with no answer by then fails
-local BATCH <const> = 256 -- sets sent in one script at most
+-- Sets sent in one script at most (PUTS unpacks up to 2 x BATCH values at
+-- once; the Lua of Redis takes about 8000).
+local BATCH <const> = 256
 local FIELDS <const> = { "key", "due", "at", "target", "payload", "every", "cron", "tz", "misfire", "attempt",
 	"run", "missed", "gen", "state", "error" }
 local NUMBERS <const> = { due = true, at = true, every = true, attempt = true, run = true, missed = true }
@@ -97,32 +100,47 @@ return 1
 ]]
 
 -- A batch of new pending records (set), each replacing what its key held.
--- ARGV: owner, then per record: key, at, claim end ("" : none), fields.
--- Four calls for a new key, where WRITE makes nine.
-local PUTS <const> = UNPACK_FIELDS .. [[
-local ns, owner = KEYS[1], ARGV[1]
-for i = 2, #ARGV, 4 do
-  local key, at, claim = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+-- ARGV: owner, the record count, then the records packed in one string
+-- (pack_put): per record key, due, at, claim end ("" : none), gen,
+-- target, payload, misfire, every, cron, tz ("" : absent), each with a
+-- 4-byte big-endian length, read in C by the struct library of Redis's
+-- Lua. No key appears twice in a batch, so every step but HSET takes the
+-- whole batch in one command: a set costs the server about one command
+-- (HSET), where a command per step cost four.
+local PUTS <const> = [[
+local ns, owner, n, blob = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local fmt = '>' .. string.rep('I4c0', 11)
+local keys, hashes, records, scores, free, held = {}, {}, {}, {}, {}, {}
+local p = 1
+for i = 1, n do
+  local key, due, at, claim, gen, target, payload, misfire, every, cron, tz
+  key, due, at, claim, gen, target, payload, misfire, every, cron, tz, p = struct.unpack(fmt, blob, p)
   local h = ns .. ':r:' .. key
-  if redis.call('EXISTS', h) == 1 then
-    redis.call('ZREM', ns .. ':at', key)
-    redis.call('ZREM', ns .. ':claim', key)
-    redis.call('ZREM', ns .. ':dead', key)
-    redis.call('DEL', h)
-  end
-  local f = unpack_fields(ARGV[i + 3])
+  local f = { h, 'key', key, 'due', due, 'at', at, 'target', target, 'payload', payload, 'misfire', misfire,
+    'attempt', '0', 'run', '1', 'missed', '0', 'gen', gen, 'state', 'pending' }
+  local m = 23
+  if every ~= '' then f[m + 1], f[m + 2], m = 'every', every, m + 2 end
+  if cron ~= '' then f[m + 1], f[m + 2], m = 'cron', cron, m + 2 end
+  if tz ~= '' then f[m + 1], f[m + 2], m = 'tz', tz, m + 2 end
   if claim ~= '' then
-    f[#f + 1] = 'owner'
-    f[#f + 1] = owner
-  end
-  redis.call('HSET', h, unpack(f))
-  redis.call('ZADD', ns .. ':keys', 0, key)
-  if claim ~= '' then
-    redis.call('ZADD', ns .. ':claim', claim, key)
+    f[m + 1], f[m + 2] = 'owner', owner
+    held[#held + 1], held[#held + 2] = claim, key
   else
-    redis.call('ZADD', ns .. ':at', at, key)
+    free[#free + 1], free[#free + 2] = at, key
   end
+  keys[i], hashes[i], records[i] = key, h, f
+  scores[2 * i - 1], scores[2 * i] = 0, key
 end
+redis.call('ZREM', ns .. ':at', unpack(keys))
+redis.call('ZREM', ns .. ':claim', unpack(keys))
+redis.call('ZREM', ns .. ':dead', unpack(keys))
+redis.call('DEL', unpack(hashes))
+for i = 1, n do
+  redis.call('HSET', unpack(records[i]))
+end
+redis.call('ZADD', ns .. ':keys', unpack(scores))
+if #held > 0 then redis.call('ZADD', ns .. ':claim', unpack(held)) end
+if #free > 0 then redis.call('ZADD', ns .. ':at', unpack(free)) end
 return 1
 ]]
 
@@ -282,7 +300,7 @@ local function record(list)
 	return r
 end
 
--- The fields of r as WRITE and PUTS take them: name, value, name, value
+-- The fields of r as WRITE takes them: name, value, name, value
 -- ... each with a 4-byte big-endian length (one argument instead of up to
 -- 30: the client's encoding of each argument was most of the cost of a
 -- set). due and at, mostly equal, are formatted once.
@@ -329,9 +347,36 @@ local function write(self, r, gen, hold, expect_run)
 		fields) == 1
 end
 
+-- A new pending record as PUTS reads it (11 strings, each with its length).
+local PUT_FORMAT <const> = ">" .. string.rep("s4", 11)
+local function pack_put(r, claim)
+	local due = num(r.due)
+	local at = r.at == r.due and due or num(r.at)
+	return string.pack(PUT_FORMAT, r.key, due, at, claim, r.gen, r.target, r.payload, r.misfire,
+		r.every and num(r.every) or "", r.cron or "", r.tz or "")
+end
+
+-- The first n sets of batch as one PUTS: the count and the packed records.
+-- A key set twice goes once, with its later record (where the earlier one
+-- stood: the batch is one atomic script, so the order of keys is moot).
+local function puts_args(batch, n)
+	local slot, packed, m = {}, {}, 0
+	for i = 1, n do
+		local w = batch[i]
+		local j = slot[w.key]
+		if j == nil then
+			m = m + 1
+			j = m
+			slot[w.key] = j
+		end
+		packed[j] = w.packed
+	end
+	return m, table.concat(packed)
+end
+
 -- Sends the queued sets in batches of up to BATCH (one PUTS each) until
--- none is left, waking each caller with the outcome of its batch. Runs in
--- a coroutine of its own, so that no caller waits for later batches.
+-- none is left, calling each set's function with the outcome of its batch.
+-- Runs in a coroutine of its own, so that no caller waits for later batches.
 local function flush_puts(self)
 	while #self.puts > 0 do
 		local batch = self.puts
@@ -340,37 +385,31 @@ local function flush_puts(self)
 		if n < #batch then
 			table.move(batch, n + 1, #batch, 1, self.puts)
 		end
-		local args = { self.owner }
+		local ok, err = pcall(script, self, "puts", self.owner, puts_args(batch, n))
 		for i = 1, n do
 			local w = batch[i]
-			args[#args + 1], args[#args + 2], args[#args + 3], args[#args + 4] = w.key, w.at, w.claim, w.fields
-		end
-		local ok, err = pcall(script, self, "puts", table.unpack(args))
-		for i = 1, n do
-			local w = batch[i]
-			w.ok, w.err = ok, err
-			skynet.wakeup(w)
+			local fok, ferr = pcall(w.done, ok, err)
+			if not fok then
+				skynet.error(string.format("reminder: redis store: a set's function failed: %s", tostring(ferr)))
+			end
 		end
 	end
 	self.flushing = false
 end
 
--- Keeps r (a new pending record, replacing its key). Concurrent sets go
--- to Redis together (group commit: one script, one round trip); each call
--- returns once its batch is stored, or raises its batch's error.
-function store:put(r, hold)
-	assert(r.state == "pending", "put: a new record is pending")
-	local fields, at = pack_fields(r)
-	local w = { key = r.key, at = at, claim = claim_end(self, r, hold), fields = fields }
+-- Keeps r (a new pending record, replacing its key) without waiting: f(ok,
+-- err) runs once the batch holding r is stored or failed. Concurrent sets
+-- go to Redis together (group commit: one script, one round trip). f runs
+-- in the store's flushing coroutine; while it is suspended, no later
+-- batch is sent.
+function store:put_then(r, hold, f)
+	assert(r.state == "pending" and r.attempt == 0 and r.run == 1 and r.missed == 0 and r.error == nil,
+		"put: a new record is pending, at its first run")
 	local puts = self.puts
-	puts[#puts + 1] = w
+	puts[#puts + 1] = { key = r.key, packed = pack_put(r, claim_end(self, r, hold)), done = f }
 	if not self.flushing then
 		self.flushing = true
 		skynet.fork(flush_puts, self)
-	end
-	skynet.wait(w)
-	if not w.ok then
-		error(w.err, 0)
 	end
 end
 

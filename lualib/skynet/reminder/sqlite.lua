@@ -105,8 +105,8 @@ function store:put(r)
 end
 
 -- put without waiting: f(ok, err) runs when the write committed or failed
--- (in the service's dispatch; it must not yield).
-function store:put_then(r, f)
+-- (in the service's dispatch; it must not yield). hold is unused, as in put.
+function store:put_then(r, _, f)
 	self.db:exec_then(f, put_args(r))
 end
 
