@@ -6,7 +6,9 @@
 # written) plus what earlier runs found (BUILD/corpus/NAME, where libFuzzer
 # adds new inputs). A crash, leak, timeout or out-of-memory stops that target:
 # its input lands in BUILD/crash/, and the input's path and the report follow
-# the FUZZ line. The exit status is 1 when any target failed.
+# the FUZZ line. The exit status is 1 when any target failed. Targets run
+# FUZZ_JOBS at a time (default 2, this machine's cores; each is one process),
+# and their lines come out in the order of the names.
 # Usage: test/fuzz/run.sh BUILD SECONDS [NAME...]   (the Makefile passes BUILD, SECONDS)
 BUILD=${1:-build/fuzz}
 SECONDS_EACH=${2:-30}
@@ -30,13 +32,25 @@ if [ $# -eq 0 ]; then
 	exit 2
 fi
 
+JOBS=${FUZZ_JOBS:-2}
+case "$JOBS" in
+'' | *[!0-9]* | 0)
+	echo "test/fuzz/run.sh: FUZZ_JOBS must be a whole number > 0, got '$JOBS'" >&2
+	exit 2
+	;;
+esac
+
 mkdir -p "$BUILD/log" "$BUILD/crash" "$BUILD/tmp"
-failed=0
-for name in "$@"; do
+
+# run_one NAME: fuzzes one target; its report goes to $BUILD/log/NAME.result
+# (the FUZZ line, then what a failure shows), its exit status to NAME.status.
+run_one() {
+	name=$1
 	bin=$BUILD/obj/fuzz/fuzz_$name
 	seeds=test/fuzz/corpus/$name
 	work=$BUILD/corpus/$name
 	log=$BUILD/log/$name.log
+	out=$BUILD/log/$name.result
 	mkdir -p "$work"
 	[ -d "$seeds" ] || seeds=
 	# Timeout: no single input may take 10 s. stdin is /dev/null so that
@@ -51,16 +65,35 @@ for name in "$@"; do
 	if [ "$status" -ne 0 ] && [ "$crashes" -eq 0 ]; then
 		crashes=1
 	fi
-	echo "FUZZ target=$name execs=${execs:-0} crashes=$crashes"
+	echo "FUZZ target=$name execs=${execs:-0} crashes=$crashes" >"$out"
 	if [ "$crashes" -ne 0 ]; then
-		failed=1
-		echo "  exit status $status; libFuzzer log: $log"
-		for a in $artifacts; do
-			echo "  input: $a  (rerun: $bin $a)"
-		done
-		# The report: from the first sanitizer or property line, at most 80 lines.
-		sed -n '/==[0-9]*==\|runtime error\|fuzz property broken\|ALARM\|deadly signal\|out-of-memory/,$p' \
-			"$log" | head -n 80 | sed 's/^/  | /'
+		{
+			echo "  exit status $status; libFuzzer log: $log"
+			for a in $artifacts; do
+				echo "  input: $a  (rerun: $bin $a)"
+			done
+			# The report: from the first sanitizer or property line, at most 80 lines.
+			sed -n '/==[0-9]*==\|runtime error\|fuzz property broken\|ALARM\|deadly signal\|out-of-memory/,$p' \
+				"$log" | head -n 80 | sed 's/^/  | /'
+		} >>"$out"
 	fi
+	echo "$crashes" >"$BUILD/log/$name.status"
+}
+
+# In batches of JOBS; then the reports, in order.
+running=0
+for name in "$@"; do
+	run_one "$name" &
+	running=$((running + 1))
+	if [ "$running" -ge "$JOBS" ]; then
+		wait
+		running=0
+	fi
+done
+wait
+failed=0
+for name in "$@"; do
+	cat "$BUILD/log/$name.result"
+	[ "$(cat "$BUILD/log/$name.status")" = 0 ] || failed=1
 done
 exit $failed
