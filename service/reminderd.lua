@@ -606,7 +606,7 @@ end
 local function set_then(rec, hold)
 	local resp = skynet.response()
 	local t0 = skynet.hpc()
-	store:put_then(rec, hold, function(ok, err)
+	local queued, qerr = pcall(store.put_then, store, rec, hold, function(ok, err)
 		local s = (skynet.hpc() - t0) / 1e9
 		stats.store_ms = s * 1000
 		observe(store_time, s)
@@ -621,6 +621,10 @@ local function set_then(rec, hold)
 		end
 		resp(true, true, true)
 	end)
+	if not queued then -- refused before anything was queued (a closed store)
+		store_failed("put", qerr)
+		resp(true, false, "the store did not keep it: " .. tostring(qerr))
+	end
 	return ANSWERED
 end
 
