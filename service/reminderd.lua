@@ -162,12 +162,18 @@ end
 
 -- Calls store[op](store, a, b, c, d) and times it; returns pcall's results
 -- (every store function takes at most four arguments and returns one value).
-local function try_store(op, a, b, c, d)
-	local t0 = skynet.hpc()
-	local ok, r = pcall(store[op], store, a, b, c, d)
+-- A store operation begun at t0 (skynet.hpc()) has ended: its time goes
+-- to the stats and the histogram.
+local function store_timed(t0)
 	local s = (skynet.hpc() - t0) / 1e9
 	stats.store_ms = s * 1000
 	observe(store_time, s)
+end
+
+local function try_store(op, a, b, c, d)
+	local t0 = skynet.hpc()
+	local ok, r = pcall(store[op], store, a, b, c, d)
+	store_timed(t0)
 	if not ok then
 		store_failed(op, r)
 	end
@@ -607,9 +613,7 @@ local function set_then(rec, hold)
 	local resp = skynet.response()
 	local t0 = skynet.hpc()
 	local queued, qerr = pcall(store.put_then, store, rec, hold, function(ok, err)
-		local s = (skynet.hpc() - t0) / 1e9
-		stats.store_ms = s * 1000
-		observe(store_time, s)
+		store_timed(t0)
 		if not ok then
 			store_failed("put", err)
 			resp(true, false, "the store did not keep it: " .. tostring(err))

@@ -313,6 +313,9 @@ int kernel_arm_timer(lua_State *L, int K, struct kernel *k, int idx);
 void kernel_timers_shrink(lua_State *L, int K, struct kernel *k);
 /* Remake a session table that will soon have no free slot (see state.c). */
 void kernel_sessions_tidy(lua_State *L, int K, struct kernel *k);
+/* Session table v, on top of the stack (left there), replaced by a copy with
+ * room for twice its n entries; its counters start again. */
+void kernel_session_remake(lua_State *L, int K, struct kernel *k, int v, int n);
 /* A continuation returning the values above ctx (a stack level). */
 int kernel_results_k(lua_State *L, int status, lua_KContext ctx);
 

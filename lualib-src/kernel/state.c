@@ -70,9 +70,8 @@ kernel_seti(lua_State *L, int K, int v, lua_Integer key) {
 	lua_pop(L, 1);
 }
 
-/* Session table v remade with room for twice its n live entries (n >= KERNEL_SESSION_SMALL). */
-static void
-roomy_copy(lua_State *L, int K, int v, int n) {
+void
+kernel_session_remake(lua_State *L, int K, struct kernel *k, int v, int n) {
 	int old = lua_gettop(L);
 	lua_createtable(L, 0, 2 * n);
 	lua_pushnil(L);
@@ -82,6 +81,8 @@ roomy_copy(lua_State *L, int K, int v, int n) {
 		lua_rawset(L, old + 1);
 	}
 	lua_setiuservalue(L, K, v);
+	k->sess_set[v - UV_WAITING] = 0;
+	k->sess_room[v - UV_WAITING] = n;
 }
 
 void
@@ -98,11 +99,13 @@ kernel_sessions_tidy(lua_State *L, int K, struct kernel *k) {
 				lua_pop(L, 1);
 			}
 			if (n >= KERNEL_SESSION_SMALL)
-				roomy_copy(L, K, v, n);
+				kernel_session_remake(L, K, k, v, n);
 			lua_pop(L, 1);
 		}
-		k->sess_set[i] = 0;
-		k->sess_room[i] = n;
+		if (n < KERNEL_SESSION_SMALL) { // left as it is: look again after as many new entries
+			k->sess_set[i] = 0;
+			k->sess_room[i] = n;
+		}
 	}
 }
 

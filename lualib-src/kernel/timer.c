@@ -93,31 +93,14 @@ kernel_ltimeout(lua_State *L) {
 	return 1;
 }
 
-/* Push a copy of the timers table, with room for as many more timeouts as
- * are pending (a session table: see state.c). */
-static void
-copy_timers(lua_State *L, int K, struct kernel *k) {
-	lua_createtable(L, 0, 2 * k->timer_n);
-	int t = lua_gettop(L);
-	kernel_tab(L, K, UV_TIMERS);
-	lua_pushnil(L);
-	while (lua_next(L, -2)) {
-		lua_pushvalue(L, -2);
-		lua_insert(L, -2);
-		lua_rawset(L, t);
-	}
-	lua_pop(L, 1);
-}
-
 void
 kernel_timers_shrink(lua_State *L, int K, struct kernel *k) {
 	if (k->timer_peak < KERNEL_TIMER_REBUILD || k->timer_n * 4 >= k->timer_peak)
 		return;
-	copy_timers(L, K, k);
-	lua_setiuservalue(L, K, UV_TIMERS);
+	kernel_tab(L, K, UV_TIMERS);
+	kernel_session_remake(L, K, k, UV_TIMERS, k->timer_n); // a session table: see state.c
+	lua_pop(L, 1);
 	k->timer_peak = k->timer_n;
-	k->sess_set[UV_TIMERS - UV_WAITING] = 0;
-	k->sess_room[UV_TIMERS - UV_WAITING] = k->timer_n;
 }
 
 /* ---- sleep, wait, wakeup ---- */

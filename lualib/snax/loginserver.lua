@@ -54,6 +54,23 @@ local SOCKET_CLOSED <const> = setmetatable({}, {
 
 local log = loglimit.new()
 
+-- c's pending deadline (c.timer) is dropped: a pending timer would keep c
+-- until it fires.
+local function cancel_deadline(c)
+	if c.timer then
+		skynet.killthread(c.timer)
+		c.timer = nil
+	end
+end
+
+-- f runs in cs centiseconds unless cancel_deadline(c) comes first.
+local function deadline(c, cs, f)
+	c.timer = skynet.timeout(cs, function()
+		c.timer = nil
+		f()
+	end)
+end
+
 local function check_seconds(conf, key, default)
 	local v = conf[key]
 	if v == false then
@@ -139,10 +156,7 @@ local function launch_slave(conf)
 		if conns[fd] == c then
 			conns[fd] = nil
 		end
-		if c.timer then -- a pending deadline would keep c until it fires
-			skynet.killthread(c.timer)
-			c.timer = nil
-		end
+		cancel_deadline(c)
 	end
 
 	local CMD = {}
@@ -158,8 +172,7 @@ local function launch_slave(conf)
 		end
 		socket.limit(fd, INPUT_LIMIT)
 		if timeout_cs then
-			c.timer = skynet.timeout(timeout_cs, function()
-				c.timer = nil
+			deadline(c, timeout_cs, function()
 				if not c.replied then
 					close_if(fd, c)
 				end
@@ -184,13 +197,9 @@ local function launch_slave(conf)
 			return
 		end
 		c.replied = true
-		if c.timer then
-			skynet.killthread(c.timer)
-			c.timer = nil
-		end
+		cancel_deadline(c)
 		if linger_cs and conns[fd] == c then
-			c.timer = skynet.timeout(linger_cs, function()
-				c.timer = nil
+			deadline(c, linger_cs, function()
 				close_if(fd, c)
 			end)
 		end

@@ -88,6 +88,23 @@ function msgserver.login(username, secret)
 	}
 end
 
+-- c's pending deadline (c.timer) is dropped: a pending timer would keep c
+-- until it fires.
+local function cancel_deadline(c)
+	if c.timer then
+		skynet.killthread(c.timer)
+		c.timer = nil
+	end
+end
+
+-- f runs in cs centiseconds unless cancel_deadline(c) comes first.
+local function deadline(c, cs, f)
+	c.timer = skynet.timeout(cs, function()
+		c.timer = nil
+		f()
+	end)
+end
+
 -- Closes fd from the server side (pending output is written first).
 local function close(fd)
 	local c = conns[fd]
@@ -167,10 +184,7 @@ local function handshake(fd, c, payload)
 	u.ip = c.addr
 	c.user = u
 	c.username = u.username
-	if c.timer then -- the handshake came in time
-		skynet.killthread(c.timer)
-		c.timer = nil
-	end
+	cancel_deadline(c) -- the handshake came in time
 	send(fd, "200 OK")
 end
 
@@ -347,8 +361,7 @@ function msgserver.start(conf)
 		gateserver.openclient(fd)
 		local timeout_cs = settings.timeout_cs
 		if timeout_cs then
-			c.timer = skynet.timeout(timeout_cs, function()
-				c.timer = nil
+			deadline(c, timeout_cs, function()
 				if conns[fd] == c and c.user == nil then
 					close(fd)
 				end
@@ -375,10 +388,7 @@ function msgserver.start(conf)
 			return
 		end
 		conns[fd] = nil
-		if c.timer then -- a pending deadline would keep c until it fires
-			skynet.killthread(c.timer)
-			c.timer = nil
-		end
+		cancel_deadline(c)
 		local u = c.user
 		if u == nil or c.logged_out then
 			return

@@ -179,21 +179,12 @@ end)
 -- Seconds for `total` calls to echo made by n coroutines at once (n calls
 -- in flight all the time).
 local function calls_in_flight(n, total)
-	local me = coroutine.running()
-	local left = n
 	local t0 = skynet.hpc()
-	for _ = 1, n do
-		skynet.fork(function()
-			for _ = 1, total // n do
-				skynet.call(echo, "lua", "echo")
-			end
-			left = left - 1
-			if left == 0 then
-				skynet.wakeup(me)
-			end
-		end)
-	end
-	skynet.wait(me)
+	t.spawn(n, function()
+		for _ = 1, total // n do
+			skynet.call(echo, "lua", "echo")
+		end
+	end)()
 	return (skynet.hpc() - t0) / 1e9
 end
 

@@ -83,14 +83,20 @@ local function wait(id)
 	return w.ok, w.a, w.b
 end
 
--- Queue a request with handle[method](handle, id, ...) and wait for it.
-local function call(self, method, ...)
+-- Queue a request with handle[method](handle, id, ...); returns its id. A
+-- closed database raises at `level` (of submit's caller's caller).
+local function submit(self, level, method, ...)
 	local handle = self.handle
 	local id = new_id()
 	if not handle[method](handle, id, ...) then
-		error("sqlite: database is closed", 3)
+		error("sqlite: database is closed", level + 1)
 	end
-	return wait(id)
+	return id
+end
+
+-- Queue a request and wait for it.
+local function call(self, method, ...)
+	return wait(submit(self, 3, method, ...))
 end
 
 local db = {}
@@ -125,12 +131,7 @@ function db:exec_then(f, sql, ...)
 	if type(sql) ~= "string" then
 		error("sqlite.exec_then: sql must be a string (" .. type(sql) .. ")", 2)
 	end
-	local handle = self.handle
-	local id = new_id()
-	if not handle:exec(id, core.EXEC, sql, ...) then
-		error("sqlite: database is closed", 2)
-	end
-	waiting[id] = f
+	waiting[submit(self, 2, "exec", core.EXEC, sql, ...)] = f
 end
 
 function db:query(sql, ...)
