@@ -6,6 +6,7 @@
  *   snlua/alloc.c     the state's allocator: small-object pool, byte count, limit
  *   snlua/trap.c      signals: breaking an endless loop, logging the memory
  *   snlua/tombstone.c the Lua stack in a crash tombstone (from the signal handler)
+ *   snlua/sampler.c   the stack of a profiler's sample, as a folded line
  *   snlua/profile.c   skynet.profile and the accounting coroutine.resume/wrap
  *   snlua/codecache.c the process-wide code cache and require through it
  *   snlua/modcache.c  the process-wide cache of where each require search succeeded
@@ -41,6 +42,7 @@
 #include "snlua/instance.h"
 #include "snlua/lazylib.h"
 #include "snlua/profile.h"
+#include "snlua/sampler.h"
 #include "snlua/tombstone.h"
 #include "snlua/trap.h"
 
@@ -297,6 +299,7 @@ snlua_create(void) {
 	l->L = lua_newstate(snlua_mem_alloc, l);
 	snlua_trap_init(l);
 	snlua_tombstone_install();
+	snlua_sampler_install();
 	lua_gc(l->L, LUA_GCGEN, 0, 0); // switching runs a full cycle: do it while the heap is empty
 	snlua_profile_init_state(l->L);
 	lua_atpanic(l->L, state_panic);
@@ -311,6 +314,7 @@ snlua_init(struct snlua *l, struct skynet_context *ctx, const char *args) {
 	if (self == NULL || self[0] != ':')
 		return SKYNET_EINVAL;
 	uint32_t handle = (uint32_t)strtoul(self + 1, NULL, 16);
+	snlua_sampler_init(l, handle, args);
 	size_t sz = args ? strlen(args) : 0;
 	char *msg = skynet_malloc(sz + 1);
 	memcpy(msg, args ? args : "", sz + 1);
@@ -326,6 +330,7 @@ snlua_release(struct snlua *l) {
 		return;
 	lua_close(l->L);
 	snlua_mem_destroy(&l->mem); // after lua_close: it frees into the pool
+	snlua_sampler_destroy(l);
 	skynet_free(l);
 }
 

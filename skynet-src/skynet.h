@@ -71,6 +71,7 @@ enum skynet_err {
 	SKYNET_ENOENT = -4,  // nothing matches (name, timer, key)
 	SKYNET_EIO = -5,     // operating system call failed
 	SKYNET_EFULL = -6,   // a fixed-size table is full (socket ids)
+	SKYNET_EBUSY = -7,   // already in progress (a profile being taken)
 };
 
 struct skynet_context;
@@ -242,5 +243,62 @@ typedef void (*skynet_tombstone_stack_cb)(struct skynet_tombstone_out *out);
 void skynet_tombstone_set_stack(skynet_tombstone_stack_cb cb);
 void skynet_tombstone_puts(struct skynet_tombstone_out *out, const char *s);
 void skynet_tombstone_putint(struct skynet_tombstone_out *out, long long v);
+
+/*
+ * The sampling profiler (docs/ref/skynet.profiler.md; the design is at the
+ * top of skynet-src/skynet_profiler.c). One profile at a time per node.
+ *
+ * A C service that hosts an interpreter (snlua) registers a sampler once:
+ * while a profile runs, the node interrupts a worker that runs a wanted
+ * service with a signal, and calls the sampler on that worker, inside the
+ * signal handler. The sampler must be async-signal-safe: it only arranges
+ * for the code it runs to record its stack soon (a Lua hook), and checks
+ * skynet_profiler_wants first. The stack is recorded later, outside the
+ * handler, with skynet_profiler_record. Registering replaces the sampler.
+ */
+#define SKYNET_PROFILER_HZ_MAX 1000
+typedef void (*skynet_profiler_sample_cb)(void);
+void skynet_profiler_set_sampler(skynet_profiler_sample_cb cb);
+
+/* True while a profile runs and wants samples of handle. Async-signal-safe (atomic loads). */
+bool skynet_profiler_wants(uint32_t handle);
+
+/*
+ * Count one sample of stack (len bytes, borrowed; folded: "name :addr;frame;...;frame",
+ * root first, no newline). Dropped when no profile runs. Takes a mutex: never from a
+ * signal handler.
+ */
+void skynet_profiler_record(const char *stack, size_t len);
+
+/*
+ * Start a profile of the service target (0: every service) at hz samples a second
+ * (1 to SKYNET_PROFILER_HZ_MAX). Returns 0, SKYNET_EINVAL for a bad hz, SKYNET_EBUSY when a
+ * profile runs already, SKYNET_EIO when the signal or the thread cannot be had (logged).
+ */
+int skynet_profiler_start(uint32_t target, int hz);
+
+/*
+ * Stop the running profile, keep it as the last one, and return its folded text (one line
+ * "stack count" per stack, most samples first; owned by the caller, skynet_free; *len bytes
+ * plus a NUL) and in *samples (may be NULL) the samples taken. NULL when no profile runs.
+ */
+char *skynet_profiler_stop(size_t *len, uint64_t *samples);
+
+/* A copy of the last stopped profile's text (owned by the caller), as stop; NULL if none. */
+char *skynet_profiler_last(size_t *len, uint64_t *samples);
+
+struct skynet_profiler_status {
+	bool running;
+	uint32_t target; // of the running profile (or the last one started); 0: every service
+	int hz;
+	uint64_t elapsed_ns; // since start, 0 when not running
+	uint64_t ticks;      // sampler wake-ups
+	uint64_t signals;    // workers interrupted
+	uint64_t samples;    // stacks recorded
+	size_t stacks;       // distinct stacks so far
+	bool has_last;       // a stopped profile is kept
+	uint64_t last_samples;
+};
+void skynet_profiler_status(struct skynet_profiler_status *st);
 
 #endif

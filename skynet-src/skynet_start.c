@@ -105,6 +105,7 @@
 #include "skynet_socket_internal.h"
 #include "skynet_spin.h"
 #include "skynet_timer.h"
+#include "skynet_profiler.h"
 #include "atomic.h"
 #include "skynet_cond.h"
 
@@ -547,6 +548,7 @@ skynet_start(struct skynet_config *config) {
 
 	bootstrap(logger, config->bootstrap);
 	run_threads(config->thread, config->virtual_time, config->malloc_trim);
+	skynet_profiler_exit(); // a profile still running: no worker is left to record
 
 	shutdown_node(logger);
 	skynet_socket_free();

@@ -102,8 +102,8 @@ struct tomb_msg {
 struct tomb_worker {
 	ATOM_U32 running; // handle of the service running now, 0: none
 	ATOM_U64 count;   // messages dispatched; the newest is ring[(count - 1) % TOMB_RING]
+	ATOM_ULONG tid;   // kernel thread id, 0 until the slot is claimed; also read by the profiler
 	uint32_t label_of;
-	long tid;
 	char label[SKYNET_TOMBSTONE_LABEL]; // label_of's "module param"
 	struct tomb_msg ring[TOMB_RING];
 };
@@ -148,7 +148,7 @@ static struct tomb_worker *
 claim_slot(void) {
 	int i = ATOM_FINC(&SLOTS_USED);
 	struct tomb_worker *w = i < TOMB_SLOTS ? &SLOTS[i] : &SPARE;
-	w->tid = (long)syscall(SYS_gettid);
+	ATOM_STORE_RELAXED(&w->tid, (ATOM_ULONG)syscall(SYS_gettid)); // readers skip a 0
 	if (INSTALLED && w != &SPARE)
 		give_altstack();
 	SELF = w;
@@ -178,7 +178,20 @@ skynet_tombstone_enter(uint32_t handle, const char *label, uint32_t source, int 
 
 void
 skynet_tombstone_leave(void) {
-	ATOM_STORE_RELAXED(&SELF->running, 0); // read by the handler only
+	ATOM_STORE_RELAXED(&SELF->running, 0); // read by the handler and the profiler's sampler
+}
+
+int
+skynet_tombstone_threads(void) {
+	int used = ATOM_LOAD(&SLOTS_USED);
+	return used < TOMB_SLOTS ? used : TOMB_SLOTS;
+}
+
+uint32_t
+skynet_tombstone_running(int i, long *tid) {
+	/* Relaxed: a stale handle costs one sample at most (the sampler's receiver checks again). */
+	*tid = (long)ATOM_LOAD_RELAXED(&SLOTS[i].tid);
+	return ATOM_LOAD_RELAXED(&SLOTS[i].running);
 }
 
 /* ---- async-signal-safe text --------------------------------------------- */
@@ -411,7 +424,7 @@ write_worker(struct skynet_tombstone_out *out, int i, const struct tomb_worker *
 	skynet_tombstone_puts(out, "worker ");
 	skynet_tombstone_putint(out, i);
 	skynet_tombstone_puts(out, " tid ");
-	skynet_tombstone_putint(out, w->tid);
+	skynet_tombstone_putint(out, (long long)ATOM_LOAD_RELAXED(&w->tid));
 	skynet_tombstone_puts(out, w == self ? " (crashed here)" : "");
 	if (running != 0) {
 		skynet_tombstone_puts(out, ": running ");

@@ -47,4 +47,14 @@ void skynet_tombstone_enter(uint32_t handle, const char *label, uint32_t source,
 /* Worker: the message started by the last skynet_tombstone_enter is done. */
 void skynet_tombstone_leave(void);
 
+/*
+ * For the sampling profiler (skynet_profiler.c): how many dispatching
+ * threads have a record (indexes 0 to that - 1), and what record i says now:
+ * the handle it runs (0: none) and, in *tid, its kernel thread id (0 while
+ * the record is being claimed). Any thread; relaxed loads, so the answer
+ * may be one message old.
+ */
+int skynet_tombstone_threads(void);
+uint32_t skynet_tombstone_running(int i, long *tid);
+
 #endif

@@ -364,3 +364,9 @@ kernel_lfork(lua_State *L) {
 	lua_pushvalue(L, co);
 	return 1;
 }
+
+/* The body of a pooled coroutine, for the profiler's frame names (init.c). */
+lua_CFunction
+kernel_coroutine_frame(void) {
+	return co_body;
+}

@@ -532,3 +532,9 @@ kernel_ldispatch_message(lua_State *L) {
 	send_replies(L, k);
 	return 0;
 }
+
+/* The C function a message runs in, for the profiler's frame names (init.c). */
+lua_CFunction
+kernel_dispatch_frame(void) {
+	return raw_dispatch;
+}

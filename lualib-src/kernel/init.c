@@ -145,6 +145,32 @@ set_fixed_values(lua_State *L) {
 }
 
 /*
+ * Name the kernel's C functions that run as frames of every message (no
+ * module holds them) in registry table "profiler.names" (function -> name),
+ * where the sampling profiler looks (service-src/snlua/sampler.c).
+ */
+static void
+name_frames(lua_State *L) {
+	static const struct {
+		const char *name;
+		lua_CFunction (*get)(void);
+	} frames[] = {
+	    {"skynet.kernel.dispatch", kernel_dispatch_frame},
+	    {"skynet.kernel.coroutine", kernel_coroutine_frame},
+	};
+	lua_createtable(L, 0, 3);
+	lua_pushcfunction(L, kernel_ldispatch_message);
+	lua_pushliteral(L, "skynet.dispatch_message");
+	lua_rawset(L, -3);
+	for (size_t i = 0; i < sizeof(frames) / sizeof(frames[0]); i++) {
+		lua_pushcfunction(L, frames[i].get());
+		lua_pushstring(L, frames[i].name);
+		lua_rawset(L, -3);
+	}
+	lua_setfield(L, LUA_REGISTRYINDEX, "profiler.names");
+}
+
+/*
  * Push the kernel userdata of a new state (at OPEN_KERNEL) and S above it.
  * skynet.core, skynet.require, snlua's framework and granted hooks (or nil)
  * are at OPEN_CORE..OPEN_GRANTED.
@@ -169,6 +195,7 @@ create_kernel(lua_State *L) {
 	set_fixed_values(L);
 	lua_pushvalue(L, OPEN_KERNEL);
 	lua_rawsetp(L, LUA_REGISTRYINDEX, &KERNEL_KEY);
+	name_frames(L);
 	lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
 	lua_pushvalue(L, -2);
 	lua_setfield(L, -2, "skynet.private");

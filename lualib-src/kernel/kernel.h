@@ -298,11 +298,13 @@ void kernel_run(lua_State *L, int K, bool ok);
 void kernel_run_queues(lua_State *L, int K);
 /* Resume the forked coroutines queued during this dispatch. */
 void kernel_run_forks(lua_State *L, int K, struct kernel *k);
+lua_CFunction kernel_coroutine_frame(void); // the body of a pooled coroutine
 
 /* ---- dispatch.c ---- */
 
 int kernel_ldispatch_message(lua_State *L);
-int kernel_lerror_dispatch(lua_State *L); // S.error_dispatch, the "error" protocol
+lua_CFunction kernel_dispatch_frame(void); // the C function a message runs in
+int kernel_lerror_dispatch(lua_State *L);  // S.error_dispatch, the "error" protocol
 int kernel_lunknown_message(lua_State *L);
 
 /* ---- timer.c ---- */

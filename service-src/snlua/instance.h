@@ -1,6 +1,6 @@
 /*
  * The snlua instance: one per service, created by service_snlua.c and shared
- * with the parts in this folder (alloc, trap, profile; codecache and slim
+ * with the parts in this folder (alloc, trap, sampler, profile; codecache and slim
  * need no instance). Each part owns the fields its embedded struct names;
  * the instance itself owns the state and borrows the context.
  */
@@ -8,6 +8,7 @@
 #define SKYNET_SNLUA_INSTANCE_H
 
 #include "alloc.h"
+#include "sampler.h"
 #include "trap.h"
 
 #include <lua.h>
@@ -20,11 +21,12 @@
 struct skynet_context;
 
 struct snlua {
-	lua_State *L;               // owned
-	struct skynet_context *ctx; // borrowed: the context outlives its instance
-	struct snlua_mem mem;       // the state's memory (alloc.c)
-	struct snlua_trap trap;     // signals not yet served (trap.c)
-	bool warn_off;              // Lua warnings ("@off"/"@on")
+	lua_State *L;                 // owned
+	struct skynet_context *ctx;   // borrowed: the context outlives its instance
+	struct snlua_mem mem;         // the state's memory (alloc.c)
+	struct snlua_trap trap;       // signals not yet served (trap.c)
+	struct snlua_sampler sampler; // the profiler's name for it, cached names (sampler.c)
+	bool warn_off;                // Lua warnings ("@off"/"@on")
 	size_t warn_len;
 	char warn_buf[SNLUA_WARN_BUF]; // a warning being assembled from pieces
 };

@@ -65,6 +65,19 @@
  * loop (liblua is not instrumented) is never interrupted; the tests break a
  * loop that calls into C there, and the pure loop only in other builds.
  *
+ * Samples. The profiler (sampler.c, skynet-src/skynet_profiler.c) shares
+ * this hook: its signal handler (snlua_trap_sample, on the worker, like
+ * trap_signal) ORs TRAP_SAMPLE into pending and arms the hook on active
+ * with count 1 and LUA_MASKRET as well, so the sample lands at the next
+ * instruction or at the return of the C function running now (then the
+ * walk shows that C function). The hook takes the bit with an AND and
+ * records the stack before it looks at the other bits; the resume path
+ * arms the coroutine it resumes while a sample is due. snlua_trap_leave
+ * takes a bit still pending at the end of the message and records it as
+ * time outside Lua. A post that finds only TRAP_SAMPLE pending still
+ * interrupts (the sample does not serve the other bits when the message
+ * ends first).
+ *
  * Data: struct snlua_trap in each instance (pending, runner, active and
  * interrupts, the count of pthread_kill sent, registry "snlua.interrupts",
  * are atomics; deferred and the framework list belong to the running
@@ -77,6 +90,7 @@
  */
 #include "trap.h"
 #include "instance.h"
+#include "sampler.h"
 
 #include "skynet.h"
 
@@ -91,6 +105,7 @@
 
 #define TRAP_BREAK         1 // signal 0: raise "signal 0"
 #define TRAP_MEMORY        2 // signal 1: log memory usage
+#define TRAP_SAMPLE        4 // the profiler asks for a stack sample (sampler.c)
 #define TRAP_SIGNAL        (SIGRTMIN + 3)
 #define TRAP_MAIN_COUNT    1000000 // instructions before a trap is served on the main thread
 #define TRAP_DEFER_MAX     1000000 // framework instructions a break may wait out
@@ -118,15 +133,30 @@ in_framework(struct snlua_trap *t, lua_State *L, lua_Debug *ar) {
 	return false;
 }
 
+static void trap_hook(lua_State *L, lua_Debug *ar);
+
+/* Hook L again (count 1) for the bits pending now, if any; the thread running L only. */
+static void
+rearm_if_pending(struct snlua *l, lua_State *L) {
+	int bits = ATOM_LOAD(&l->trap.pending);
+	if (bits & TRAP_SAMPLE)
+		lua_sethook(L, trap_hook, LUA_MASKCOUNT | LUA_MASKRET, 1);
+	else if (bits != 0)
+		lua_sethook(L, trap_hook, LUA_MASKCOUNT, 1);
+}
+
 static void
 trap_hook(lua_State *L, lua_Debug *ar) {
 	struct snlua *l = snlua_of(L);
 	struct snlua_trap *t = &l->trap;
-	if (ATOM_LOAD(&t->pending) == 0) {
-		lua_sethook(L, NULL, 0, 0); // stale: the bits were served elsewhere
+	if ((ATOM_LOAD(&t->pending) & TRAP_SAMPLE) &&
+	    (ATOM_FAND(&t->pending, ~TRAP_SAMPLE) & TRAP_SAMPLE))
+		snlua_sampler_take(l, L);
+	if (ar->event != LUA_HOOKCOUNT || ATOM_LOAD(&t->pending) == 0) {
+		/* Stale (the bits were served elsewhere), or a sample taken at a return. */
+		lua_sethook(L, NULL, 0, 0);
 		/* A signal that armed the hook while it was being removed is kept. */
-		if (ATOM_LOAD(&t->pending) != 0)
-			lua_sethook(L, trap_hook, LUA_MASKCOUNT, 1);
+		rearm_if_pending(l, L);
 		return;
 	}
 	if (t->deferred < TRAP_DEFER_MAX && in_framework(t, L, ar)) {
@@ -138,7 +168,8 @@ trap_hook(lua_State *L, lua_Debug *ar) {
 	}
 	t->deferred = 0;
 	lua_sethook(L, NULL, 0, 0);
-	int trap = ATOM_XCHG(&t->pending, 0);
+	int trap = ATOM_FAND(&t->pending, TRAP_SAMPLE); // take every bit but a sample's
+	rearm_if_pending(l, L); // a sample asked for meanwhile: the next instruction takes it
 	if (trap & TRAP_MEMORY)
 		skynet_error(l->ctx, "info: snlua: memory usage size_kb=%.3f", l->mem.bytes / 1024.0);
 	if (trap & TRAP_BREAK) {
@@ -152,7 +183,10 @@ trap_hook(lua_State *L, lua_Debug *ar) {
 /* Serve pending bits on co, which this thread runs for l (see the top of this file). */
 static void
 arm_trap(struct snlua *l, lua_State *co) {
-	lua_sethook(co, trap_hook, LUA_MASKCOUNT, co == l->L ? TRAP_MAIN_COUNT : 1);
+	if (ATOM_LOAD(&l->trap.pending) & TRAP_SAMPLE) // a sample: at once, or at a C return
+		lua_sethook(co, trap_hook, LUA_MASKCOUNT | LUA_MASKRET, 1);
+	else
+		lua_sethook(co, trap_hook, LUA_MASKCOUNT, co == l->L ? TRAP_MAIN_COUNT : 1);
 }
 
 /* Runs on whichever thread the signal lands on; async-signal-safe. */
@@ -238,7 +272,10 @@ int
 snlua_trap_leave(lua_State *L) {
 	struct snlua *l = snlua_of(L);
 	ATOM_STORE(&l->trap.runner, 0);
-	ATOM_STORE_RELAXED(&CURRENT, NULL);
+	ATOM_STORE_RELAXED(&CURRENT, NULL); // from here on the profiler's signal asks nothing of l
+	if ((ATOM_LOAD(&l->trap.pending) & TRAP_SAMPLE) &&
+	    (ATOM_FAND(&l->trap.pending, ~TRAP_SAMPLE) & TRAP_SAMPLE))
+		snlua_sampler_outside(l); // asked for after the last Lua instruction of the message
 	if (lua_gethook(l->L) == trap_hook)
 		lua_sethook(l->L, NULL, 0, 0); // the bits wait for the next resume
 	return 0;
@@ -286,6 +323,21 @@ snlua_trap_mark_framework(lua_State *L) {
 	return 1;
 }
 
+/*
+ * The profiler's sampler (skynet_profiler_set_sampler), called inside its
+ * signal handler on a worker: if this worker runs a Lua service the
+ * profile wants, mark a sample due and hook the coroutine it runs now.
+ */
+void
+snlua_trap_sample(void) {
+	/* Relaxed: CURRENT and active are written by this very thread. */
+	struct snlua *l = ATOM_LOAD_RELAXED(&CURRENT);
+	if (l == NULL || !skynet_profiler_wants(l->sampler.handle))
+		return;
+	ATOM_FOR(&l->trap.pending, TRAP_SAMPLE);
+	arm_trap(l, ATOM_LOAD_RELAXED(&l->trap.active));
+}
+
 void
 snlua_trap_post(struct snlua *l, int signal) {
 	int bit = signal == 0 ? TRAP_BREAK : signal == 1 ? TRAP_MEMORY : 0;
@@ -293,7 +345,7 @@ snlua_trap_post(struct snlua *l, int signal) {
 		skynet_error(l->ctx, "warn: snlua: unknown signal signal=%d", signal);
 		return;
 	}
-	if (ATOM_FOR(&l->trap.pending, bit) != 0)
+	if ((ATOM_FOR(&l->trap.pending, bit) & ~TRAP_SAMPLE) != 0)
 		return; // merged into bits already pending: those are interrupted or armed already
 	ATOM_ULONG runner = ATOM_LOAD(&l->trap.runner); // pairs with the store in snlua_trap_enter
 	if (runner == 0 || !ATOM_LOAD(&TRAP_SIGNAL_READY))

@@ -76,6 +76,14 @@ int snlua_trap_interrupts(lua_State *L);
 struct snlua *snlua_trap_running(lua_State **active);
 
 /*
+ * The sampler snlua registers with the profiler (skynet_profiler_set_sampler):
+ * inside the profiler's signal handler, marks a stack sample due on the
+ * service this worker runs, if the profile wants it, and hooks the coroutine
+ * it runs; the hook takes the sample (sampler.c). Async-signal-safe.
+ */
+void snlua_trap_sample(void);
+
+/*
  * Ask l to serve signal (0: break the running code, 1: log the memory in
  * use; any other value is logged and ignored). Any thread; the caller holds
  * a reference to l's context. Returns at once: the service serves it.
