@@ -58,6 +58,16 @@ BENCHES := $(patsubst bench/%.c,$(OBJ)/bench/%,$(wildcard bench/bench_*.c))
 
 all: $(BUILD)/skynet $(CSERVICE) $(LUACLIB)
 
+# The flame graph page's scripts, which the metrics service serves at /profile
+# (lualib/skynet/profiler/page.lua): d3 and d3-flame-graph from the npm registry,
+# pinned by web/flamegraph/package-lock.json, installed into the git-ignored
+# web/flamegraph/node_modules by npm ci (3rd/deps.sh makes sure npm is there).
+FLAMEGRAPH_STAMP := web/flamegraph/node_modules/.package-lock.json
+all: $(FLAMEGRAPH_STAMP)
+$(FLAMEGRAPH_STAMP): web/flamegraph/package.json web/flamegraph/package-lock.json
+	cd web/flamegraph && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 $(OBJ)/core/%.o: skynet-src/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
@@ -280,6 +290,6 @@ docs-check:
 	@sh test/docs/test_docs_check.sh
 
 clean:
-	rm -rf skynet cservice luaclib build
+	rm -rf skynet cservice luaclib build web/flamegraph/node_modules
 
 -include $(wildcard $(OBJ)/*/*.d $(OBJ)/*/*/*.d)

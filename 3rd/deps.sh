@@ -2,8 +2,9 @@
 # Makes sure the Debian packages the build needs are present: Lua 5.4
 # headers and library (liblua5.4-dev), OpenSSL's libcrypto and its headers
 # (libssl-dev: crypt and md5), SQLite's library and headers (libsqlite3-dev:
-# skynet.db.sqlite), the lua5.4 interpreter (client and tools) and
-# pkg-config. As root it installs what is missing with apt-get;
+# skynet.db.sqlite), the lua5.4 interpreter (client and tools),
+# pkg-config, and nodejs with npm (make installs the flame graph page's
+# scripts with npm ci: web/flamegraph). As root it installs what is missing with apt-get;
 # otherwise it stops and prints the exact command to run.
 set -e
 
@@ -19,6 +20,8 @@ fi
 command -v lua5.4 >/dev/null 2>&1 || missing="$missing lua5.4"
 command -v cc >/dev/null 2>&1 || missing="$missing gcc"
 command -v make >/dev/null 2>&1 || missing="$missing make"
+command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 
 [ -z "$missing" ] && exit 0
 

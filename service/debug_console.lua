@@ -45,6 +45,7 @@ local socket = require "skynet.socket"
 local core = require "skynet.core"
 local driver = require "skynet.socketdriver"
 local loglimit = require "skynet.loglimit"
+local profiler = require "skynet.profiler"
 require "skynet.manager"
 
 local DEFAULT_IP <const> = "127.0.0.1"
@@ -631,6 +632,64 @@ def("reminders", "reminders: durable reminders: counts, next due, dead letters, 
 	end
 	return r
 end)
+
+-- The node's sampling profiler (skynet.profiler): one profile at a time.
+local PROFILE_USAGE <const> = "profile start [address|all] [hz], profile stop [file], profile status"
+local PROFILE_TOP <const> = 5 -- hottest stacks shown by profile stop
+
+local function profile_start(addr, hz)
+	local target
+	if addr ~= nil and addr ~= "all" then
+		target = need_alive(to_address(addr))
+	end
+	local rate = 100
+	if hz ~= nil then
+		rate = math.tointeger(tonumber(hz))
+		if rate == nil or rate < 1 or rate > 1000 then
+			fail("Invalid rate %s (1 to 1000 samples a second)", hz)
+		end
+	end
+	local ok, err = profiler.start(target, rate)
+	if not ok then
+		fail("Cannot start a profile: %s", err)
+	end
+	return string.format("Profiling %s at %d Hz, until profile stop",
+		target and skynet.address(target) or "every Lua service", rate)
+end
+
+local function profile_stop(file)
+	local text, samples = profiler.stop(file)
+	if text == nil then
+		if samples == "no profile is running" then
+			fail("No profile is running (profile start begins one)")
+		end
+		fail("The profile is kept, but %s", samples)
+	end
+	local lines, stacks = {}, 0
+	for line in text:gmatch "[^\n]+" do
+		stacks = stacks + 1
+		if stacks <= PROFILE_TOP then
+			lines[#lines + 1] = line
+		end
+	end
+	table.insert(lines, 1, string.format("%d samples in %d stacks%s; hottest first:", samples, stacks,
+		file and ", written to " .. file or ""))
+	return table.concat(lines, "\n")
+end
+
+def("profile", "profile start [addr|all] [hz] | stop [file] | status: the sampling profiler",
+	function(what, a, b)
+		if what == "start" then
+			return profile_start(a, b)
+		elseif what == "stop" then
+			return profile_stop(a)
+		elseif what == "status" then
+			local st = profiler.status()
+			st.target = st.target == 0 and "all" or skynet.address(st.target)
+			return st
+		end
+		fail("Usage: %s", PROFILE_USAGE)
+	end)
 
 def("quit", "quit: close this connection", function()
 	return QUIT

@@ -1,5 +1,6 @@
 -- metrics: the node's state in the Prometheus text format (version 0.0.4)
--- at GET /metrics on a loopback address.
+-- at GET /metrics on a loopback address; the last profile of the sampling
+-- profiler as a flame graph at /profile (skynet.profiler.page).
 --
 --   skynet.newservice("metrics", "127.0.0.1", 9100[, top[, series_max]])
 --   (or the config keys metrics_address, metrics_port, metrics_top and
@@ -29,6 +30,7 @@ local skynet = require "skynet"
 local core = require "skynet.metrics"
 local driver = require "skynet.socketdriver"
 local server = require "http.server"
+local profile_page = require "skynet.profiler.page"
 require "skynet.timer" -- skynet.timeout_call
 
 local sformat = string.format
@@ -342,6 +344,10 @@ local function render()
 end
 
 local function handler(req)
+	local status, body, headers = profile_page.serve(req) -- /profile: the last profile's flame graph
+	if status then
+		return status, body, headers
+	end
 	if req.path ~= "/metrics" then
 		return 404, "see /metrics\n"
 	end

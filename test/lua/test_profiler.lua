@@ -7,6 +7,7 @@
 -- answer nil and why.
 local skynet = require "skynet"
 local profiler = require "skynet.profiler"
+local socket = require "skynet.socket"
 local t = require "testlib"
 
 local HZ <const> = 250
@@ -177,6 +178,82 @@ t.case("bad arguments raise; a second start and an idle stop say why", function(
 	t.ok(err:find("cannot write", 1, true), "why: " .. tostring(err))
 	os.execute("rm -rf " .. dir)
 	t.eq(profiler.status().running, false, "stopped")
+end)
+
+---------------------------------------------------------------- console
+
+local console_fd
+
+-- One console command: its output lines joined by "\n", and whether it ended in <CMD OK>.
+local function console(line)
+	if console_fd == nil then
+		local c = skynet.newservice("debug_console", "127.0.0.1", 0)
+		local _, port = skynet.call(c, "lua", "ADDRESS")
+		console_fd = assert(socket.open("127.0.0.1", port))
+		t.eq(socket.readline(console_fd), "Welcome to skynet console", "welcome")
+	end
+	socket.write(console_fd, line .. "\n")
+	local out = {}
+	while true do
+		local l = assert(socket.readline(console_fd), "console closed")
+		if l == "<CMD OK>" or l == "<CMD Error>" then
+			return table.concat(out, "\n"), l == "<CMD OK>"
+		end
+		out[#out + 1] = l
+	end
+end
+
+local function console_ok(line)
+	local out, ok = console(line)
+	t.ok(ok, string.format("%q failed: %s", line, out))
+	return out
+end
+
+local function console_err(line, want)
+	local out, ok = console(line)
+	t.ok(not ok, string.format("%q should fail, got %s", line, out))
+	t.ok(out:find(want, 1, true), string.format("%q: want %q in %q", line, want, out))
+end
+
+t.case("console: profile start, status and stop to a file", function()
+	local hot = skynet.newservice "svc_prof_hot"
+	local addr = skynet.address(hot)
+	t.eq(console_ok("profile start " .. addr .. " 200"), "Profiling " .. addr .. " at 200 Hz, until profile stop",
+		"start line")
+	skynet.call(hot, "lua", "burn", 30)
+	local status = console_ok "profile status"
+	t.ok(status:find("running\ttrue", 1, true) and status:find("target\t" .. addr, 1, true),
+		"status: " .. status)
+	local dir = t.tmpdir()
+	local out = console_ok("profile stop " .. dir .. "/c.folded")
+	t.ok(out:match "^%d+ samples in %d+ stacks, written to .*c%.folded; hottest first:\n", "stop: " .. out)
+	t.ok(out:find("burn_hot (", 1, true), "the hottest stack shown: " .. out)
+	local f = assert(io.open(dir .. "/c.folded"))
+	t.eq(f:read "a", profiler.dump(), "the file is the last profile")
+	f:close()
+	console_ok "profile start all 50"
+	out = console_ok "profile stop"
+	t.ok(out:match "^%d+ samples in %d+ stacks; hottest first:", "stop without a file: " .. out)
+	os.execute("rm -rf " .. dir)
+	skynet.kill(hot)
+end)
+
+t.case("console: bad arguments get clear errors", function()
+	local usage = "Usage: profile start [address|all] [hz], profile stop [file], profile status"
+	console_err("profile", usage)
+	console_err("profile frob", usage)
+	console_err("profile stop", "No profile is running (profile start begins one)")
+	console_err("profile start :00ffffff", "No service at :00ffffff")
+	console_err("profile start nothex", "Invalid address nothex")
+	console_err("profile start all 0", "Invalid rate 0 (1 to 1000 samples a second)")
+	console_err("profile start all 1001", "Invalid rate 1001")
+	console_err("profile start all fast", "Invalid rate fast")
+	console_ok "profile start"
+	console_err("profile start", "Cannot start a profile: a profile is running already (stop it first)")
+	console_err("profile stop /nonexistent/dir/p.folded", "The profile is kept, but cannot write "
+		.. "/nonexistent/dir/p.folded")
+	t.ok(profiler.dump(), "kept as the last profile")
+	console_err("profile stop", "No profile is running")
 end)
 
 t.start()
