@@ -344,9 +344,9 @@ local function render()
 end
 
 local function handler(req)
-	local status, body, headers = profile_page.serve(req) -- /profile: the last profile's flame graph
+	local status, page, headers = profile_page.serve(req) -- /profile: the last profile's flame graph
 	if status then
-		return status, body, headers
+		return status, page, headers
 	end
 	if req.path ~= "/metrics" then
 		return 404, "see /metrics\n"
