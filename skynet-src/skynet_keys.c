@@ -54,6 +54,7 @@ static const char *const KEYS[] = {
     "metrics_top",
     "preload",
     "profile",
+    "profile_web",
     "reminder_attempts",
     "reminder_lease",
     "reminder_store",
