@@ -260,15 +260,19 @@ void skynet_tombstone_putint(struct skynet_tombstone_out *out, long long v);
 typedef void (*skynet_profiler_sample_cb)(void);
 void skynet_profiler_set_sampler(skynet_profiler_sample_cb cb);
 
-/* True while a profile runs and wants samples of handle. Async-signal-safe (atomic loads). */
-bool skynet_profiler_wants(uint32_t handle);
+/*
+ * While a profile runs and wants samples of handle, its ticket (never 0), which the sampler
+ * keeps with the sample it owes; else 0. Async-signal-safe (atomic loads).
+ */
+uint32_t skynet_profiler_wants(uint32_t handle);
 
 /*
  * Count one sample of stack (len bytes, borrowed; folded: "name :addr;frame;...;frame",
- * root first, no newline). Dropped when no profile runs. Takes a mutex: never from a
- * signal handler.
+ * root first, no newline), asked for under ticket. Dropped unless the profile of that
+ * ticket still runs (a sample that comes late, after a stop and a new start, is not the new
+ * profile's). Takes a mutex: never from a signal handler.
  */
-void skynet_profiler_record(const char *stack, size_t len);
+void skynet_profiler_record(uint32_t ticket, const char *stack, size_t len);
 
 /*
  * Start a profile of the service target (0: every service) at hz samples a second

@@ -32,11 +32,15 @@
  * wait and to read its settings, never while it signals. PROF.control (a
  * mutex) serialises start and stop, and is held across the join of the
  * sampler thread, so a start never overlaps a stopping sampler. Lock
- * order: control, then data. RUNNING and TARGET are also atomics, written
- * under data and read without a lock by skynet_profiler_wants (the signal
- * handler's callback); their seq-cst stores pair with those loads. A
- * record that comes after stop finds running false under data and is
- * dropped. ThreadSanitizer: every shared field is either under data or an
+ * order: control, then data. running, target and ticket are also atomics,
+ * written under data and read without a lock by skynet_profiler_wants (the
+ * signal handler's callback); their seq-cst stores pair with those loads.
+ * Tickets. A sample is recorded a while after it was asked for (at the
+ * next instruction, or at the end of the message): long enough, on a
+ * loaded machine, for the profile to stop and the next one to start. So
+ * wants hands out the running profile's ticket, the asker keeps it with
+ * the sample it owes, and record drops a sample whose ticket is not the
+ * running profile's (or that comes after stop: no table). ThreadSanitizer: every shared field is either under data or an
  * ATOM_*; the handler and the Lua hook run on the worker that owns the
  * state; the tombstone records are read with relaxed atomics. Liblua is
  * not instrumented, so lua_sethook from the handler is outside TSan's
@@ -89,6 +93,7 @@ static struct {
 	struct skynet_cond data; // covers the fields below but the atomics
 	ATOM_INT running;        // a profile is being taken
 	ATOM_U32 target;         // the handle sampled, 0: every service
+	ATOM_U32 ticket;         // the running profile's number, never 0; a new one at each start
 	int hz;
 	uint64_t started_ns;
 	uint64_t ticks;   // sampler wake-ups
@@ -164,12 +169,13 @@ skynet_profiler_set_sampler(skynet_profiler_sample_cb cb) {
 	ATOM_STORE(&SAMPLER, (void *)cb);
 }
 
-bool
+uint32_t
 skynet_profiler_wants(uint32_t handle) {
-	if (!ATOM_LOAD(&PROF.running)) // pairs with the stores in start and stop
-		return false;
+	uint32_t ticket = ATOM_LOAD(&PROF.ticket); // pairs with the stores in start and stop
+	if (!ATOM_LOAD(&PROF.running))
+		return 0;
 	uint32_t target = ATOM_LOAD(&PROF.target);
-	return target == 0 || target == handle;
+	return target == 0 || target == handle ? ticket : 0;
 }
 
 static uint32_t
@@ -209,9 +215,9 @@ table_add(struct prof_table *t, const char *stack, size_t len) {
 }
 
 void
-skynet_profiler_record(const char *stack, size_t len) {
+skynet_profiler_record(uint32_t ticket, const char *stack, size_t len) {
 	skynet_cond_lock(&PROF.data);
-	if (PROF.table != NULL) {
+	if (PROF.table != NULL && ticket == ATOM_LOAD(&PROF.ticket)) {
 		table_add(PROF.table, stack, len);
 		PROF.samples++;
 	}
@@ -281,6 +287,8 @@ skynet_profiler_start(uint32_t target, int hz) {
 	PROF.started_ns = skynet_monotonic_ns();
 	PROF.ticks = PROF.signals = PROF.samples = PROF.overflow = 0;
 	ATOM_STORE(&PROF.target, target);
+	uint32_t ticket = ATOM_LOAD(&PROF.ticket) + 1;
+	ATOM_STORE(&PROF.ticket, ticket == 0 ? 1 : ticket);
 	ATOM_STORE(&PROF.running, 1);
 	skynet_cond_unlock(&PROF.data);
 	if (pthread_create(&PROF.thread, NULL, sampler_main, NULL) != 0) {

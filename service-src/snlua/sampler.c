@@ -28,7 +28,9 @@
  * direct-mapped table keyed by the function's address (a miss is searched
  * again after SAMPLE_RETRY samples: a lazy module may store it later).
  *
- * Data: struct snlua_sampler in each instance (sampler.h); names is
+ * Data: struct snlua_sampler in each instance (sampler.h); ticket is
+ * stored by trap.c's signal handler and read by the hook or the end of the
+ * message, on the same thread (relaxed); names is
  * allocated at the first sample and freed with the instance. Locking: none
  * (the thread running the service only; skynet_profiler_record locks).
  * Units: bytes (SAMPLE_LINE), frames (SAMPLE_DEPTH).
@@ -248,7 +250,7 @@ snlua_sampler_take(struct snlua *l, lua_State *L) {
 	if (L != l->L)
 		add_thread(l, l->L, &b); // the dispatcher, waiting in the resume
 	add_thread(l, L, &b);
-	skynet_profiler_record(b.text, b.len);
+	skynet_profiler_record(ATOM_LOAD_RELAXED(&l->sampler.ticket), b.text, b.len);
 }
 
 void
@@ -257,7 +259,7 @@ snlua_sampler_outside(struct snlua *l) {
 	b.len = 0;
 	add_prefix(l, &b);
 	line_add(&b, "[outside Lua]");
-	skynet_profiler_record(b.text, b.len);
+	skynet_profiler_record(ATOM_LOAD_RELAXED(&l->sampler.ticket), b.text, b.len);
 }
 
 void

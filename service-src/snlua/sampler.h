@@ -5,6 +5,8 @@
 #ifndef SKYNET_SNLUA_SAMPLER_H
 #define SKYNET_SNLUA_SAMPLER_H
 
+#include "atomic.h"
+
 #include <lua.h>
 
 #include <stdint.h>
@@ -18,12 +20,14 @@ struct sampler_names;
 
 /*
  * The profiler's state of one service, embedded in struct snlua; only
- * sampler.c (and trap.c's handler, which reads handle) touches it. Set
+ * sampler.c (and trap.c's handler, which reads handle and stores ticket)
+ * touches it. Set
  * before the service's first message; then the thread running the service
  * alone uses it.
  */
 struct snlua_sampler {
 	uint32_t handle;               // the service's address
+	ATOM_U32 ticket;               // the profile that asked for the sample owed (trap.c)
 	char name[SNLUA_SAMPLER_NAME]; // the script's name ("agent"), the first word of the args
 	struct sampler_names *names;   // owned, NULL until the first sample: C function names
 };

@@ -332,8 +332,12 @@ void
 snlua_trap_sample(void) {
 	/* Relaxed: CURRENT and active are written by this very thread. */
 	struct snlua *l = ATOM_LOAD_RELAXED(&CURRENT);
-	if (l == NULL || !skynet_profiler_wants(l->sampler.handle))
+	if (l == NULL)
 		return;
+	uint32_t ticket = skynet_profiler_wants(l->sampler.handle);
+	if (ticket == 0)
+		return;
+	ATOM_STORE_RELAXED(&l->sampler.ticket, ticket); // read on this thread by the sample
 	ATOM_FOR(&l->trap.pending, TRAP_SAMPLE);
 	arm_trap(l, ATOM_LOAD_RELAXED(&l->trap.active));
 }
