@@ -12,6 +12,13 @@
 -- the figure; the wall-clock rates are printed too. Each round prints its
 -- runs ("bench: profile round ..."); the figure is the median of the
 -- rounds' overheads, 100 * (1 - on / off) of the per-CPU-second rates.
+-- On a shared machine a round swings by tens of percent either way, far
+-- more than the profiler costs, so two direct figures follow, from what the
+-- workers spent taking the samples (skynet.profiler.status().cost: the
+-- stack walks and the records, timed by the sampler):
+--   BENCH name=diag.profile_sample_us      mean cost of one sample
+--   BENCH name=diag.profile_cost_pct       that cost over the profiled runs'
+--                                          worker time (wall time x WORKERS)
 -- Real time; the node aborts when done.
 local skynet = require "skynet"
 local profiler = require "skynet.profiler"
@@ -21,9 +28,10 @@ require "skynet.manager"
 local hpc = skynet.hpc
 
 local PAIRS <const> = 4
-local PER_SENDER <const> = 150000
-local ROUNDS <const> = 7
+local PER_SENDER <const> = 250000
+local ROUNDS <const> = 9
 local HZ <const> = 100
+local WORKERS <const> = 2 -- thread in bench/config.profile
 
 local done_count, done_last, done_waiter = 0, 0, nil
 
@@ -56,10 +64,17 @@ local function run()
 	return n / (c1 - c0), n / ((t1 - t0) / 1e9)
 end
 
+local cost = { samples = 0, seconds = 0, wall = 0 } -- of every profiled run
+
 local function run_profiled()
 	assert(profiler.start(nil, HZ))
+	local t0 = hpc()
 	local cpu_rate, wall_rate = run()
+	local st = profiler.status()
+	cost.wall = cost.wall + (hpc() - t0) / 1e9
+	cost.seconds = cost.seconds + st.cost
 	local _, samples = assert(profiler.stop())
+	cost.samples = cost.samples + samples
 	return cpu_rate, wall_rate, samples
 end
 
@@ -91,6 +106,8 @@ local function main()
 			on_wall, samples))
 	end
 	report("diag.profile_overhead_pct", median(overheads), "%")
+	report("diag.profile_sample_us", cost.seconds * 1e6 / math.max(cost.samples, 1), "us")
+	report("diag.profile_cost_pct", 100 * cost.seconds / (cost.wall * WORKERS), "%")
 end
 
 skynet.start(function()

@@ -7,7 +7,8 @@
  *   stop()             -> folded text, samples; or nil when no profile runs
  *   last()             -> folded text, samples of the last stopped profile; or nil
  *   status()           -> { running, target, hz, elapsed (seconds), ticks, signals,
- *                           samples, stacks, last_samples (nil without a last profile) }
+ *                           samples, cost (seconds the workers spent taking them), stacks,
+ *                           last_samples (nil without a last profile) }
  */
 #include "skynet.h"
 
@@ -100,7 +101,7 @@ static int
 lstatus(lua_State *L) {
 	struct skynet_profiler_status st;
 	skynet_profiler_status(&st);
-	lua_createtable(L, 0, 9);
+	lua_createtable(L, 0, 10);
 	lua_pushboolean(L, st.running);
 	lua_setfield(L, -2, "running");
 	set_integer(L, "target", st.target);
@@ -110,6 +111,8 @@ lstatus(lua_State *L) {
 	set_integer(L, "ticks", st.ticks);
 	set_integer(L, "signals", st.signals);
 	set_integer(L, "samples", st.samples);
+	lua_pushnumber(L, (double)st.cost_ns / 1e9);
+	lua_setfield(L, -2, "cost");
 	set_integer(L, "stacks", st.stacks);
 	if (st.has_last)
 		set_integer(L, "last_samples", st.last_samples);

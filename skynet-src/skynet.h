@@ -268,11 +268,12 @@ uint32_t skynet_profiler_wants(uint32_t handle);
 
 /*
  * Count one sample of stack (len bytes, borrowed; folded: "name :addr;frame;...;frame",
- * root first, no newline), asked for under ticket. Dropped unless the profile of that
+ * root first, no newline), asked for under ticket, which took its worker cost_ns to take
+ * (summed in the status, so that the profiler's own cost is known). Dropped unless the profile of that
  * ticket still runs (a sample that comes late, after a stop and a new start, is not the new
  * profile's). Takes a mutex: never from a signal handler.
  */
-void skynet_profiler_record(uint32_t ticket, const char *stack, size_t len);
+void skynet_profiler_record(uint32_t ticket, const char *stack, size_t len, uint64_t cost_ns);
 
 /*
  * Start a profile of the service target (0: every service) at hz samples a second
@@ -299,6 +300,7 @@ struct skynet_profiler_status {
 	uint64_t ticks;      // sampler wake-ups
 	uint64_t signals;    // workers interrupted
 	uint64_t samples;    // stacks recorded
+	uint64_t cost_ns;    // time the workers spent taking them (the walks and the records)
 	size_t stacks;       // distinct stacks so far
 	bool has_last;       // a stopped profile is kept
 	uint64_t last_samples;

@@ -99,6 +99,7 @@ static struct {
 	uint64_t ticks;   // sampler wake-ups
 	uint64_t signals; // signals sent to workers
 	uint64_t samples; // stacks recorded
+	uint64_t cost_ns; // what taking them cost the workers, summed
 	uint64_t overflow;
 	struct prof_table *table; // owned; NULL when not running
 	char *last;               // owned: the last profile's text, NULL before the first
@@ -215,11 +216,12 @@ table_add(struct prof_table *t, const char *stack, size_t len) {
 }
 
 void
-skynet_profiler_record(uint32_t ticket, const char *stack, size_t len) {
+skynet_profiler_record(uint32_t ticket, const char *stack, size_t len, uint64_t cost_ns) {
 	skynet_cond_lock(&PROF.data);
 	if (PROF.table != NULL && ticket == ATOM_LOAD(&PROF.ticket)) {
 		table_add(PROF.table, stack, len);
 		PROF.samples++;
+		PROF.cost_ns += cost_ns;
 	}
 	skynet_cond_unlock(&PROF.data);
 }
@@ -285,7 +287,7 @@ skynet_profiler_start(uint32_t target, int hz) {
 	PROF.table = t;
 	PROF.hz = hz;
 	PROF.started_ns = skynet_monotonic_ns();
-	PROF.ticks = PROF.signals = PROF.samples = PROF.overflow = 0;
+	PROF.ticks = PROF.signals = PROF.samples = PROF.overflow = PROF.cost_ns = 0;
 	ATOM_STORE(&PROF.target, target);
 	uint32_t ticket = ATOM_LOAD(&PROF.ticket) + 1;
 	ATOM_STORE(&PROF.ticket, ticket == 0 ? 1 : ticket);
@@ -413,6 +415,7 @@ skynet_profiler_status(struct skynet_profiler_status *st) {
 	st->ticks = PROF.ticks;
 	st->signals = PROF.signals;
 	st->samples = PROF.samples;
+	st->cost_ns = PROF.cost_ns;
 	st->stacks = st->running ? PROF.table->stacks : 0;
 	st->has_last = PROF.last != NULL;
 	st->last_samples = PROF.last_samples;

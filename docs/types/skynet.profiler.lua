@@ -11,6 +11,7 @@ local profiler = {}
 ---@field ticks integer sampler wake-ups
 ---@field signals integer workers asked for a sample
 ---@field samples integer stacks recorded
+---@field cost number seconds the workers spent taking them
 ---@field stacks integer distinct stacks
 ---@field last_samples? integer samples of the last stopped profile (nil before the first)
 

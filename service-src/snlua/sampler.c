@@ -244,22 +244,26 @@ add_prefix(struct snlua *l, struct sample_line *b) {
 
 void
 snlua_sampler_take(struct snlua *l, lua_State *L) {
+	uint64_t start_ns = skynet_monotonic_ns();
 	struct sample_line b;
 	b.len = 0;
 	add_prefix(l, &b);
 	if (L != l->L)
 		add_thread(l, l->L, &b); // the dispatcher, waiting in the resume
 	add_thread(l, L, &b);
-	skynet_profiler_record(ATOM_LOAD_RELAXED(&l->sampler.ticket), b.text, b.len);
+	skynet_profiler_record(ATOM_LOAD_RELAXED(&l->sampler.ticket), b.text, b.len,
+	                       skynet_monotonic_ns() - start_ns);
 }
 
 void
 snlua_sampler_outside(struct snlua *l) {
+	uint64_t start_ns = skynet_monotonic_ns();
 	struct sample_line b;
 	b.len = 0;
 	add_prefix(l, &b);
 	line_add(&b, "[outside Lua]");
-	skynet_profiler_record(ATOM_LOAD_RELAXED(&l->sampler.ticket), b.text, b.len);
+	skynet_profiler_record(ATOM_LOAD_RELAXED(&l->sampler.ticket), b.text, b.len,
+	                       skynet_monotonic_ns() - start_ns);
 }
 
 void

@@ -12,7 +12,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#define REC(ticket, s) skynet_profiler_record((ticket), (s), strlen(s))
+#define REC(ticket, s) skynet_profiler_record((ticket), (s), strlen(s), 1000)
 
 static void
 counts_and_orders_stacks(int *failed) {
@@ -22,6 +22,9 @@ counts_and_orders_stacks(int *failed) {
 	REC(ticket, "a :00000007;f;g");
 	REC(ticket, "b :00000008;h");
 	REC(ticket, "b :00000008;h");
+	struct skynet_profiler_status st;
+	skynet_profiler_status(&st);
+	TT_CHECK(st.samples == 3 && st.cost_ns == 3000 && st.stacks == 2);
 	size_t len = 0;
 	uint64_t samples = 0;
 	char *text = skynet_profiler_stop(&len, &samples);
