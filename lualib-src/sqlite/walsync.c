@@ -10,9 +10,9 @@
  * power loss and may only lose the last commits), and this thread makes
  * those commits durable before anyone hears of them: the database thread
  * hands it each group's answers, and it posts them only after an fdatasync
- * of the WAL that began after their COMMIT returned. While the disk syncs
- * one group, the database thread runs the next one: SQL and syncing
- * overlap. A caller
+ * of the WAL that began after their COMMIT returned. One fdatasync covers
+ * every batch queued while the previous one ran, and meanwhile the
+ * database thread runs the next groups: SQL and syncing overlap. A caller
  * gets FULL's guarantee: an answered write is on disk.
  *
  * Data: the batch queued (the answers, the request count and ids, whether
