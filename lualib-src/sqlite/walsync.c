@@ -15,16 +15,9 @@
  * database thread runs the next groups: SQL and syncing overlap. A caller
  * gets FULL's guarantee: an answered write is on disk.
  *
- * Data: the batch queued (the answers, the request count and ids, whether
- * a sync is owed) under cond's mutex, at most one: a push waits while the
- * batch pushed before it is still queued, not yet taken by a sync, so the
- * database thread runs at most one group ahead of the disk. The requests
- * that arrive meanwhile wait in the database's queue and commit as one
- * bigger group instead of many small commits that would each rewrite the
- * same pages into the WAL (sync "normal", which never waits, made smaller
- * groups and fewer sets per second than "full" on an idle VM). Batches are
- * posted in the order they came, those that owe no sync too, so the
- * owner's answers stay in order.
+ * Data: a FIFO of batches (the answers, the request count and ids, whether
+ * a sync is owed) under cond's mutex; batches are posted in the order they
+ * came, those that owe no sync too, so the owner's answers stay in order.
  * The thread owns its descriptor of the WAL, opened at the first sync and
  * opened again when the path no longer names that file (a journal_mode
  * switch made a new one); after each open the folder is synced once, so the
@@ -35,7 +28,7 @@
  * (its write is in the database but may not survive a power loss: the
  * caller is told it has no guarantee), and later batches try again.
  *
- * Locking: cond's mutex covers head and quit, held for O(1) work;
+ * Locking: cond's mutex covers head, tail and quit, held for O(1) list work;
  * the descriptor, the sync and the posting are the thread's alone.
  */
 #include "walsync.h"
@@ -60,8 +53,9 @@ struct batch {
 
 struct walsync {
 	pthread_t thread;
-	struct skynet_cond cond; // covers head and quit
-	struct batch *head;      // owned: the batch queued, at most one
+	struct skynet_cond cond; // covers head, tail, quit
+	struct batch *head;      // owned
+	struct batch *tail;
 	bool quit;
 	walsync_post post;
 	void *ud;
@@ -166,9 +160,8 @@ sync_main(void *arg) {
 		while (s->head == NULL && !s->quit)
 			skynet_cond_wait(&s->cond);
 		struct batch *list = s->head;
-		s->head = NULL;
+		s->head = s->tail = NULL;
 		bool quit = s->quit;
-		skynet_cond_broadcast(&s->cond); // a push may wait for the queue to empty
 		skynet_cond_unlock(&s->cond);
 		post_list(s, list, quit);
 		if (quit)
@@ -207,10 +200,14 @@ walsync_push(struct walsync *s, struct wire_buf *out, int n, uint32_t *ids, bool
 	out->p = NULL;
 	out->len = out->cap = 0;
 	skynet_cond_lock(&s->cond);
-	while (s->head != NULL) // one batch ahead at most: see the top comment
-		skynet_cond_wait(&s->cond);
-	s->head = b;
-	skynet_cond_broadcast(&s->cond);
+	bool was_empty = s->head == NULL;
+	if (s->tail != NULL)
+		s->tail->next = b;
+	else
+		s->head = b;
+	s->tail = b;
+	if (was_empty) // else the thread is awake already, or will find the queue
+		skynet_cond_signal(&s->cond);
 	skynet_cond_unlock(&s->cond);
 }
 
@@ -220,7 +217,7 @@ walsync_stop(struct walsync *s) {
 		return;
 	skynet_cond_lock(&s->cond);
 	s->quit = true;
-	skynet_cond_broadcast(&s->cond);
+	skynet_cond_signal(&s->cond);
 	skynet_cond_unlock(&s->cond);
 	if (pthread_join(s->thread, NULL) != 0)
 		abort();
