@@ -40,6 +40,26 @@
  * marked and has caught up, and then has the socket thread resume its
  * sockets; so does the last release of a marked context.
  *
+ * Budgets (skynet_budget.c has the measures and the decision): each
+ * context gets its budget at launch from the config's rules; after each
+ * batch the worker copies the heap count the module pointed it at
+ * (skynet_context_set_heap) and asks skynet_budget_step what to do; a
+ * batch also stops as soon as the CPU limit of the window is passed.
+ * - Throttle defers the queue: the worker keeps the queue out of the
+ *   global queue (it stays marked in_global, so pushes do not schedule it)
+ *   and sets a wake timer (skynet_timer_wake) for the end of the window;
+ *   the wake pushes it back at the tail of the global queue, behind every
+ *   queue that waited meanwhile. Fairness: a throttled service gets at most
+ *   its budget (plus one message) per window and then waits its turn like
+ *   anyone; the others never wait for it. `parked` says who owns the
+ *   deferred queue: the wake, or a retire that comes first (it pushes the
+ *   queue back so the next pop drains it with errors); the one that
+ *   exchanges it from 1 to 0 pushes. A worker parks only while the handle
+ *   is alive, checked after it set parked (see park_queue).
+ * - Kill retires the service like KILL: queued messages are answered with
+ *   errors as the queue drains, and snlua's last will answers the requests
+ *   it had begun (lualib-src/kernel/init.c).
+ *
  * Units: cpu_cost and cpu_start are microseconds of CLOCK_MONOTONIC (read
  * through the vDSO, no system call): the time a worker spent inside the
  * service's callback, which equals its CPU time unless the worker thread
@@ -48,6 +68,7 @@
 #include "skynet_server.h"
 
 #include "skynet.h"
+#include "skynet_budget.h"
 #include "skynet_flow.h"
 #include "skynet_handle.h"
 #include "skynet_harbor.h"
@@ -87,6 +108,10 @@ struct skynet_context {
 	bool reserved;                      // does not count as live (the logger)
 	ATOM_INT calling;                   // debug: non-zero while a worker runs the callback
 	char label[SKYNET_TOMBSTONE_LABEL]; // "module param", for crash tombstones
+	struct skynet_budget_track budget;  // its limits and window (skynet_budget.h)
+	const size_t *heap_src;             // borrowed from the module: its heap count, or NULL
+	ATOM_SIZET heap_bytes;              // *heap_src as of the last batch end
+	ATOM_INT parked;                    // 1: the queue is deferred by the throttle
 };
 
 _Static_assert(offsetof(struct skynet_context, box) == 0,
@@ -200,6 +225,9 @@ skynet_context_new(const char *name, const char *param) {
 	ATOM_INIT(&ctx->ref, 2); // the handle table's, and ours until we are done with ctx
 	ctx->profile = G_NODE.profile;
 	snprintf(ctx->label, sizeof(ctx->label), "%s%s%s", name, param ? " " : "", param ? param : "");
+	struct skynet_budget budget;
+	skynet_budget_for(ctx->label, &budget);
+	skynet_budget_track_init(&ctx->budget, &budget);
 	uint32_t handle = skynet_handle_reserve();
 	ctx->box.handle = handle;
 	// Starts marked as scheduled: no worker runs the service before init succeeded.
@@ -276,10 +304,106 @@ skynet_context_release(struct skynet_context *ctx) {
 
 int
 skynet_context_retire(uint32_t handle) {
-	if (!skynet_handle_retire(handle))
+	struct skynet_context *ctx = skynet_handle_grab(handle);
+	if (!skynet_handle_retire(handle)) {
+		if (ctx)
+			skynet_context_release(ctx);
 		return 0;
+	}
 	skynet_timer_remove_service(handle);
+	if (ctx != NULL) {
+		// A deferred queue goes back now: its wake timer is gone (see the top comment).
+		if (ATOM_XCHG(&ctx->parked, 0))
+			skynet_globalmq_push(ctx->box.queue);
+		skynet_context_release(ctx);
+	}
 	return 1;
+}
+
+/* Wake timer (timer thread): the deferred queue of handle goes back to the global queue. */
+static void
+budget_wake(uint32_t handle) {
+	struct skynet_context *ctx = skynet_handle_grab(handle);
+	if (ctx == NULL)
+		return; // retired: the retire pushed it
+	if (ATOM_XCHG(&ctx->parked, 0))
+		skynet_globalmq_push(ctx->box.queue);
+	skynet_context_release(ctx);
+}
+
+/*
+ * Defer q (ctx's queue, held by this worker) for park_us. Returns false when
+ * ctx retired meanwhile: then the caller keeps q and the next pop drains it.
+ */
+static bool
+park_queue(struct skynet_context *ctx, uint64_t park_us) {
+	uint32_t handle = ctx->box.handle;
+	ATOM_STORE(&ctx->parked, 1);
+	skynet_timer_wake(handle, (int)((park_us + 9999) / 10000));
+	struct skynet_context *alive = skynet_handle_grab(handle);
+	if (alive != NULL) {
+		skynet_context_release(alive); // ours still holds ctx
+		return true;
+	}
+	// Retired after we set parked: whoever exchanges it pushes the queue.
+	return ATOM_XCHG(&ctx->parked, 0) == 0;
+}
+
+/* Log a budget decision; shape: "<severity>: budget: <what> key=value". */
+static void
+budget_log(struct skynet_context *ctx, const char *severity, const char *what,
+           const struct skynet_budget_report *r) {
+	const char *m = skynet_budget_measure_name(r->measure);
+	const char *p = skynet_budget_policy_name(ctx->budget.limit.policy);
+	switch (r->measure) {
+	case BUDGET_CPU:
+		skynet_error(ctx, "%s: budget: %s measure=cpu used_ms=%.1f limit_ms_per_s=%.1f policy=%s",
+		             severity, what, r->used / 1000.0, r->limit / 1000.0, p);
+		break;
+	case BUDGET_MEMORY:
+		skynet_error(ctx, "%s: budget: %s measure=memory used_mb=%.2f limit_mb=%.2f policy=%s",
+		             severity, what, r->used / 1048576.0, r->limit / 1048576.0, p);
+		break;
+	default:
+		skynet_error(ctx, "%s: budget: %s measure=%s used=%llu limit=%llu policy=%s", severity,
+		             what, m, (unsigned long long)r->used, (unsigned long long)r->limit, p);
+		break;
+	}
+}
+
+/*
+ * End of a batch: measure ctx against its budget and act. Returns true
+ * when q was deferred (the worker no longer holds it).
+ */
+static bool
+budget_check(struct skynet_context *ctx, struct message_queue *q) {
+	if (ctx->heap_src)
+		ATOM_STORE_RELAXED(&ctx->heap_bytes, *ctx->heap_src);
+	if (!(ATOM_LOAD_RELAXED(&ctx->budget.state) & BUDGET_STATE_WATCHED))
+		return false;
+	struct skynet_budget_sample s = {
+	    .now_us = skynet_now() * 10000,
+	    .cpu_us = ATOM_LOAD_RELAXED(&ctx->cpu_cost),
+	    .messages = (uint32_t)ATOM_LOAD_RELAXED(&ctx->message_count),
+	    .lua_bytes = ATOM_LOAD_RELAXED(&ctx->heap_bytes),
+	    .mqlen = skynet_mq_length(q),
+	};
+	struct skynet_budget_report r;
+	switch (skynet_budget_step(&ctx->budget, &s, &r)) {
+	case VERDICT_LOG:
+		budget_log(ctx, "warn", r.overruns > 1 ? "over budget again" : "over budget", &r);
+		return false;
+	case VERDICT_PARK:
+		if (r.log)
+			budget_log(ctx, "warn", "throttled, over budget", &r);
+		return park_queue(ctx, r.park_us);
+	case VERDICT_KILL:
+		budget_log(ctx, "error", "killed, over budget", &r);
+		skynet_context_retire(ctx->box.handle);
+		return false;
+	default:
+		return false;
+	}
 }
 
 void
@@ -388,9 +512,15 @@ skynet_context_message_dispatch(struct skynet_monitor *sm, struct message_queue 
 		else
 			dispatch_message(ctx, &msg);
 		skynet_monitor_trigger(sm, 0, 0);
+		if (skynet_budget_cpu_over(&ctx->budget, ATOM_LOAD_RELAXED(&ctx->cpu_cost)))
+			break; // over its CPU budget: let budget_check decide now
 	}
 	assert(q == ctx->box.queue);
 	flow_check_mark(ctx);
+	if (budget_check(ctx, q)) {
+		skynet_context_release(ctx);
+		return skynet_globalmq_pop();
+	}
 	struct message_queue *nq = skynet_globalmq_pop();
 	if (nq) {
 		// Others wait: put this queue back and take the next one.
@@ -436,8 +566,10 @@ skynet_service_stats(struct skynet_service_stat *out, int cap) {
 		struct skynet_context *ctx = skynet_handle_grab(handle);
 		if (ctx == NULL)
 			continue; // retired during the walk
-		if (n < cap)
+		if (n < cap) {
 			skynet_context_stat(ctx, &out[n]);
+			out[n].timers = (uint32_t)skynet_timer_pending(handle);
+		}
 		n++;
 		skynet_context_release(ctx);
 	}
@@ -456,6 +588,36 @@ skynet_context_stat(struct skynet_context *ctx, struct skynet_service_stat *st) 
 	st->messages = (uint32_t)ATOM_LOAD_RELAXED(&ctx->message_count);
 	st->cpu_us = ATOM_LOAD_RELAXED(&ctx->cpu_cost);
 	st->module = ctx->mod->name;
+	st->heap_bytes = ATOM_LOAD_RELAXED(&ctx->heap_bytes);
+	skynet_budget_rates(&ctx->budget, skynet_now() * 10000, st->cpu_us, st->messages,
+	                    &st->cpu_rate_us, &st->msg_rate);
+	st->timers = 0;
+	st->budget = ATOM_LOAD_RELAXED(&ctx->budget.state) |
+	             (ATOM_LOAD(&ctx->parked) ? SKYNET_BUDGET_THROTTLED : 0);
+}
+
+void
+skynet_context_set_heap(struct skynet_context *ctx, const size_t *bytes) {
+	ctx->heap_src = bytes;
+}
+
+const char *
+skynet_context_label(struct skynet_context *ctx) {
+	return ctx->label;
+}
+
+int
+skynet_context_budget(struct skynet_context *ctx, const char *text, char *err, size_t errsz) {
+	struct skynet_budget b = ctx->budget.limit;
+	int e = skynet_budget_parse(text, &b, err, errsz);
+	if (e == 0)
+		skynet_budget_track_set(&ctx->budget, &b);
+	return e;
+}
+
+void
+skynet_context_budget_get(struct skynet_context *ctx, struct skynet_budget *out) {
+	*out = ctx->budget.limit;
 }
 
 uint64_t
@@ -595,6 +757,7 @@ skynet_globalinit(void) {
 		exit(1);
 	}
 	G_NODE.init = 1;
+	skynet_timer_set_wake(budget_wake);
 	// The main thread gets a small negative id, like the other non-worker threads.
 	skynet_initthread(THREAD_MAIN);
 }
