@@ -358,17 +358,23 @@ void
 skynet_budget_rates(struct skynet_budget_track *t, uint64_t now_us, uint64_t cpu_now_us,
                     uint64_t messages_now, uint32_t *cpu_rate_us, uint32_t *msg_rate) {
 	uint64_t start = ATOM_LOAD_RELAXED(&t->start_us);
-	if (start == 0 || now_us < start + BUDGET_WINDOW_US) {
-		*cpu_rate_us = start ? ATOM_LOAD_RELAXED(&t->cpu_rate_us) : 0;
-		*msg_rate = start ? ATOM_LOAD_RELAXED(&t->msg_rate) : 0;
+	*cpu_rate_us = 0;
+	*msg_rate = 0;
+	if (start == 0 || now_us >= start + 2 * BUDGET_WINDOW_US)
+		return; // nothing ran in the last complete window
+	if (now_us < start + BUDGET_WINDOW_US) {
+		*cpu_rate_us = ATOM_LOAD_RELAXED(&t->cpu_rate_us);
+		*msg_rate = ATOM_LOAD_RELAXED(&t->msg_rate);
 		return;
 	}
-	/* The window in progress is complete, not rolled yet (the service did not run since). */
-	uint64_t len = now_us - start;
+	/*
+	 * The window in progress is complete but not rolled: no batch ended
+	 * since it was due, so all it holds ran inside [start, start + window).
+	 */
 	uint64_t cpu = cpu_now_us - ATOM_LOAD_RELAXED(&t->cpu0_us);
 	uint64_t msgs = messages_now - ATOM_LOAD_RELAXED(&t->messages0);
-	*cpu_rate_us = (uint32_t)(cpu * BUDGET_WINDOW_US / len);
-	*msg_rate = (uint32_t)(msgs * BUDGET_WINDOW_US / len);
+	*cpu_rate_us = (uint32_t)cpu;
+	*msg_rate = (uint32_t)msgs;
 }
 
 void

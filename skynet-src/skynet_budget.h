@@ -152,9 +152,11 @@ enum skynet_budget_verdict skynet_budget_step(struct skynet_budget_track *t,
 
 /*
  * The rates over the last complete window as seen at now_us, for top and
- * metrics: 0 when the service did not run in the last window. cpu_now_us and
- * messages_now are the service's totals now (the window in progress, when it
- * is complete but not rolled yet, is counted from them). Any thread.
+ * metrics: the window before the one in progress (per second of its
+ * length), or the one in progress once it is over and not rolled yet, or 0
+ * when the service ran in neither. The figures stay the same between two
+ * reads unless the service ran or a window ended. cpu_now_us and
+ * messages_now are the service's totals now. Any thread.
  */
 void skynet_budget_rates(struct skynet_budget_track *t, uint64_t now_us, uint64_t cpu_now_us,
                          uint64_t messages_now, uint32_t *cpu_rate_us, uint32_t *msg_rate);
