@@ -371,6 +371,12 @@ budget_log(struct skynet_context *ctx, const char *severity, const char *what,
 	}
 }
 
+/* Node time for budget windows, us; one tick late so that it is never 0 (0: no window yet). */
+static uint64_t
+budget_now_us(void) {
+	return (skynet_now() + 1) * 10000;
+}
+
 /*
  * End of a batch: measure ctx against its budget and act. Returns true
  * when q was deferred (the worker no longer holds it).
@@ -382,7 +388,7 @@ budget_check(struct skynet_context *ctx, struct message_queue *q) {
 	if (!(ATOM_LOAD_RELAXED(&ctx->budget.state) & BUDGET_STATE_WATCHED))
 		return false;
 	struct skynet_budget_sample s = {
-	    .now_us = skynet_now() * 10000,
+	    .now_us = budget_now_us(),
 	    .cpu_us = ATOM_LOAD_RELAXED(&ctx->cpu_cost),
 	    .messages = (uint32_t)ATOM_LOAD_RELAXED(&ctx->message_count),
 	    .lua_bytes = ATOM_LOAD_RELAXED(&ctx->heap_bytes),
@@ -589,7 +595,7 @@ skynet_context_stat(struct skynet_context *ctx, struct skynet_service_stat *st) 
 	st->cpu_us = ATOM_LOAD_RELAXED(&ctx->cpu_cost);
 	st->module = ctx->mod->name;
 	st->heap_bytes = ATOM_LOAD_RELAXED(&ctx->heap_bytes);
-	skynet_budget_rates(&ctx->budget, skynet_now() * 10000, st->cpu_us, st->messages,
+	skynet_budget_rates(&ctx->budget, budget_now_us(), st->cpu_us, st->messages,
 	                    &st->cpu_rate_us, &st->msg_rate);
 	st->timers = 0;
 	st->budget = ATOM_LOAD_RELAXED(&ctx->budget.state) |
