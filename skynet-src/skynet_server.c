@@ -122,7 +122,8 @@ struct skynet_node {
 	ATOM_SIZET released; // contexts freed so far (the monitor's hint to trim the heap)
 	int init;
 	pthread_key_t handle_key;
-	bool profile; // default on
+	bool profile;      // default on
+	bool virtual_time; // budget windows follow the virtual clock
 };
 
 static struct skynet_node G_NODE;
@@ -371,10 +372,13 @@ budget_log(struct skynet_context *ctx, const char *severity, const char *what,
 	}
 }
 
-/* Node time for budget windows, us; one tick late so that it is never 0 (0: no window yet). */
+/*
+ * Node time for budget windows, us, never 0 (0: no window yet): the
+ * monotonic clock, or the virtual clock (one tick late) in virtual time.
+ */
 static uint64_t
 budget_now_us(void) {
-	return (skynet_now() + 1) * 10000;
+	return G_NODE.virtual_time ? (skynet_now() + 1) * 10000 : clock_us();
 }
 
 /*
@@ -382,17 +386,17 @@ budget_now_us(void) {
  * when q was deferred (the worker no longer holds it).
  */
 static bool
-budget_check(struct skynet_context *ctx, struct message_queue *q) {
+budget_check(struct skynet_context *ctx, struct message_queue *q, uint64_t end_us) {
 	if (ctx->heap_src)
 		ATOM_STORE_RELAXED(&ctx->heap_bytes, *ctx->heap_src);
 	if (!(ATOM_LOAD_RELAXED(&ctx->budget.state) & BUDGET_STATE_WATCHED))
 		return false;
 	struct skynet_budget_sample s = {
-	    .now_us = budget_now_us(),
+	    .now_us = end_us != 0 && !G_NODE.virtual_time ? end_us : budget_now_us(),
 	    .cpu_us = ATOM_LOAD_RELAXED(&ctx->cpu_cost),
 	    .messages = (uint32_t)ATOM_LOAD_RELAXED(&ctx->message_count),
 	    .lua_bytes = ATOM_LOAD_RELAXED(&ctx->heap_bytes),
-	    .mqlen = skynet_mq_length(q),
+	    .mqlen = ctx->budget.limit.queue != 0 ? skynet_mq_length(q) : 0, // it takes the queue lock
 	};
 	struct skynet_budget_report r;
 	switch (skynet_budget_step(&ctx->budget, &s, &r)) {
@@ -452,7 +456,8 @@ skynet_isremote(struct skynet_context *ctx, uint32_t handle, int *harbor) {
 	return ret;
 }
 
-static void
+/* Run msg on ctx. Returns the clock (us) when the callback returned, 0 when not profiled. */
+static uint64_t
 dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
 	assert(ctx->init);
 	int calling = ATOM_XCHG(&ctx->calling, 1);
@@ -467,12 +472,13 @@ dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
 		skynet_log_output(f, msg->source, type, msg->session, msg->data, sz);
 	ATOM_FADD_RELAXED(&ctx->message_count, 1); // read only for STAT
 	int reserve_msg;
+	uint64_t end = 0;
 	if (ctx->profile) {
 		uint64_t start = clock_us();
 		ATOM_STORE_RELAXED(&ctx->cpu_start, start); // STAT time reads it on the same thread
 		reserve_msg = ctx->cb(ctx, ctx->cb_ud, type, msg->session, msg->source, msg->data, sz);
-		uint64_t cost = clock_us() - start;
-		ATOM_FADD_RELAXED(&ctx->cpu_cost, cost);
+		end = clock_us();
+		ATOM_FADD_RELAXED(&ctx->cpu_cost, end - start);
 		ATOM_STORE_RELAXED(&ctx->cpu_start, 0);
 	} else {
 		reserve_msg = ctx->cb(ctx, ctx->cb_ud, type, msg->session, msg->source, msg->data, sz);
@@ -481,6 +487,7 @@ dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
 		free_payload(type, msg->data, sz);
 	skynet_tombstone_leave();
 	ATOM_STORE(&ctx->calling, 0);
+	return end;
 }
 
 struct message_queue *
@@ -498,6 +505,7 @@ skynet_context_message_dispatch(struct skynet_monitor *sm, struct message_queue 
 		return skynet_globalmq_pop();
 	}
 	int n = 1;
+	uint64_t end_us = 0; // when the last message of the batch ended (profiled only)
 	struct skynet_message msg;
 	for (int i = 0; i < n; i++) {
 		if (skynet_mq_pop(q, &msg)) {
@@ -516,14 +524,14 @@ skynet_context_message_dispatch(struct skynet_monitor *sm, struct message_queue 
 		if (ctx->cb == NULL)
 			free_payload(skynet_message_type(msg.sz), msg.data, msg.sz & MESSAGE_TYPE_MASK);
 		else
-			dispatch_message(ctx, &msg);
+			end_us = dispatch_message(ctx, &msg);
 		skynet_monitor_trigger(sm, 0, 0);
 		if (skynet_budget_cpu_over(&ctx->budget, ATOM_LOAD_RELAXED(&ctx->cpu_cost)))
 			break; // over its CPU budget: let budget_check decide now
 	}
 	assert(q == ctx->box.queue);
 	flow_check_mark(ctx);
-	if (budget_check(ctx, q)) {
+	if (budget_check(ctx, q, end_us)) {
 		skynet_context_release(ctx);
 		return skynet_globalmq_pop();
 	}
@@ -783,4 +791,9 @@ skynet_initthread(int m) {
 void
 skynet_profile_enable(int enable) {
 	G_NODE.profile = (bool)enable;
+}
+
+void
+skynet_budget_virtual_time(bool on) {
+	G_NODE.virtual_time = on;
 }

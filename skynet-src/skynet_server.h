@@ -129,5 +129,7 @@ void skynet_globalexit(void);
 void skynet_initthread(int m);
 /* Turn per-service CPU accounting on or off for services created later. */
 void skynet_profile_enable(int enable);
+/* Budget windows follow the virtual clock (config timer = "virtual"). Before the workers start. */
+void skynet_budget_virtual_time(bool on);
 
 #endif

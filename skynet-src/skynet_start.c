@@ -555,6 +555,7 @@ skynet_start(struct skynet_config *config) {
 	skynet_socket_set_output_limit(config->output_limit);
 	skynet_socket_set_backlog(config->listen_backlog);
 	skynet_profile_enable(config->profile);
+	skynet_budget_virtual_time(config->virtual_time);
 	char err[128];
 	if (skynet_budget_rules(config->budget, err, sizeof(err)) != 0) {
 		fprintf(stderr, "config budget: %s\n", err);

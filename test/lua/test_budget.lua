@@ -64,10 +64,10 @@ end
 
 t.case("skynet.budget reads the default, changes the fields given, keeps the others", function()
 	local h = skynet.newservice("svc_budget_hog")
-	t.same(skynet.call(h, "lua", "budget"), { cpu_ms_per_s = 1000, memory_mb = 1024, queue = 1000000,
+	t.same(skynet.call(h, "lua", "budget"), { cpu_ms_per_s = 1000, memory_mb = 1024, queue = 0,
 		policy = "warn" }, "the default budget")
-	t.same(skynet.call(h, "lua", "budget", { cpu_ms_per_s = 50, policy = "throttle" }),
-		{ cpu_ms_per_s = 50, memory_mb = 1024, queue = 1000000, policy = "throttle" }, "after a change")
+	t.same(skynet.call(h, "lua", "budget", { cpu_ms_per_s = 50, queue = 500, policy = "throttle" }),
+		{ cpu_ms_per_s = 50, memory_mb = 1024, queue = 500, policy = "throttle" }, "after a change")
 	t.same(skynet.call(h, "lua", "budget", { queue = false }),
 		{ cpu_ms_per_s = 50, memory_mb = 1024, queue = 0, policy = "throttle" }, "false: not watched")
 	t.same(skynet.call(h, "lua", "budget", false),

@@ -56,7 +56,7 @@ rules_match_labels_first_match_wins(int *failed) {
 	skynet_budget_for("logger", &b);
 	TT_CHECK(b.queue == 0 && b.cpu_us_per_s == 0 && b.memory_bytes == 0);
 	skynet_budget_for("gate", &b); // no rule: the default
-	TT_CHECK(b.cpu_us_per_s == 1000 * MS && b.memory_bytes == 1024ull << 20 && b.queue == 1000000);
+	TT_CHECK(b.cpu_us_per_s == 1000 * MS && b.memory_bytes == 1024ull << 20 && b.queue == 0);
 	TT_CHECK(skynet_budget_rules("agent cpu_ms_per_s=1", err, sizeof(err)) != 0);
 	TT_CHECK(strstr(err, "without ':'") != NULL);
 	TT_CHECK(skynet_budget_rules("a: queue=x", err, sizeof(err)) != 0);
