@@ -138,11 +138,8 @@ lbudget(lua_State *L) {
 int
 luaopen_skynet_metrics(lua_State *L) {
 	static const luaL_Reg funcs[] = {
-	    {"services", lservices},
-	    {"timers", ltimers},
-	    {"workers", lworkers},
-	    {"budget", lbudget},
-	    {NULL, NULL},
+	    {"services", lservices}, {"timers", ltimers}, {"workers", lworkers},
+	    {"budget", lbudget},     {NULL, NULL},
 	};
 	luaL_newlib(L, funcs);
 	return 1;

@@ -95,12 +95,12 @@ enum skynet_budget_verdict {
 
 /* What skynet_budget_step decided, for the log line. */
 struct skynet_budget_report {
-	int measure;     // enum skynet_budget_measure that triggered it
-	uint64_t used;   // CPU us this window, bytes, or messages
-	uint64_t limit;  // the same unit
-	uint64_t park_us; // VERDICT_PARK: how long the queue is deferred
+	int measure;       // enum skynet_budget_measure that triggered it
+	uint64_t used;     // CPU us this window, bytes, or messages
+	uint64_t limit;    // the same unit
+	uint64_t park_us;  // VERDICT_PARK: how long the queue is deferred
 	uint32_t overruns; // VERDICT_LOG: windows over a limit since the last line
-	bool log;        // a line is due
+	bool log;          // a line is due
 };
 
 /*

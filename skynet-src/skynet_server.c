@@ -603,8 +603,8 @@ skynet_context_stat(struct skynet_context *ctx, struct skynet_service_stat *st) 
 	st->cpu_us = ATOM_LOAD_RELAXED(&ctx->cpu_cost);
 	st->module = ctx->mod->name;
 	st->heap_bytes = ATOM_LOAD_RELAXED(&ctx->heap_bytes);
-	skynet_budget_rates(&ctx->budget, budget_now_us(), st->cpu_us, st->messages,
-	                    &st->cpu_rate_us, &st->msg_rate);
+	skynet_budget_rates(&ctx->budget, budget_now_us(), st->cpu_us, st->messages, &st->cpu_rate_us,
+	                    &st->msg_rate);
 	st->timers = 0;
 	st->budget = ATOM_LOAD_RELAXED(&ctx->budget.state) |
 	             (ATOM_LOAD(&ctx->parked) ? SKYNET_BUDGET_THROTTLED : 0);

@@ -45,9 +45,10 @@ parse_rejects_bad_input_and_keeps_the_budget(int *failed) {
 static void
 rules_match_labels_first_match_wins(int *failed) {
 	char err[96];
-	TT_CHECK(skynet_budget_rules("snlua agent*: cpu_ms_per_s=200 policy=throttle; snlua *: queue=10;"
-	                             " logger: off",
-	                             err, sizeof(err)) == 0);
+	TT_CHECK(
+	    skynet_budget_rules("snlua agent*: cpu_ms_per_s=200 policy=throttle; snlua *: queue=10;"
+	                        " logger: off",
+	                        err, sizeof(err)) == 0);
 	struct skynet_budget b;
 	skynet_budget_for("snlua agent 3", &b);
 	TT_CHECK(b.cpu_us_per_s == 200 * MS && b.policy == BUDGET_THROTTLE && b.queue == 0);
@@ -161,7 +162,7 @@ rates_are_over_the_last_complete_window(int *failed) {
 	TT_CHECK(cpu == 200 * MS && msgs == 40); // the same figure until the next window ends
 	skynet_budget_rates(&t, 3 * S + 100 * MS, 200 * MS, 40, &cpu, &msgs);
 	TT_CHECK(cpu == 0 && msgs == 0); // the last complete window was idle
-	s = at(3 * S, 300 * MS, 50); // rolled after 2 s: per second of its length
+	s = at(3 * S, 300 * MS, 50);     // rolled after 2 s: per second of its length
 	skynet_budget_step(&t, &s, &r);
 	skynet_budget_rates(&t, 3 * S + 1, 300 * MS, 50, &cpu, &msgs);
 	TT_CHECK(cpu == 150 * MS && msgs == 25);
