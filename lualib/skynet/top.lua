@@ -146,10 +146,10 @@ function M.text(snap, n, sort)
 			out[#out + 1] = sformat("%-7d %s  %10.1f  %s", w.id, w.address, w.running * 1000, w.label)
 		end
 	end
-	out[#out + 1] = "ADDRESS    CPU%   MSG/S   QUEUE  MEM_KB    TIMERS  BUDGET            NAME"
+	out[#out + 1] = "ADDRESS    CPU%   MSG/S   QUEUE  MEM_KB    TIMERS  BUDGET             NAME"
 	for i = 1, math.min(n, #list) do
 		local s = list[i]
-		out[#out + 1] = sformat("%s %5.1f %7d %7d %9.1f %7d  %-17s %s", s.address, s.cpu_share * 100,
+		out[#out + 1] = sformat("%s %5.1f %7d %7d %9.1f %7d  %-18s %s", s.address, s.cpu_share * 100,
 			s.message_rate, s.mqlen, s.heap / 1024, s.timers, s.state .. "/" .. s.policy, s.name)
 	end
 	return out
