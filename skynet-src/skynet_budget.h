@@ -133,10 +133,13 @@ void skynet_budget_track_init(struct skynet_budget_track *t, const struct skynet
 /* Replace t's limits (the service's own BUDGET command). */
 void skynet_budget_track_set(struct skynet_budget_track *t, const struct skynet_budget *b);
 
-/* True when the CPU limit of the current window is passed: the batch should stop. */
+/*
+ * True when the batch should stop: the CPU limit of the current window is
+ * passed and the policy acts on it (throttle, kill; warn lets the batch run).
+ */
 static inline bool
 skynet_budget_cpu_over(const struct skynet_budget_track *t, uint64_t cpu_us) {
-	return t->limit.cpu_us_per_s != 0 &&
+	return t->limit.cpu_us_per_s != 0 && t->limit.policy != BUDGET_WARN &&
 	       cpu_us - ATOM_LOAD_RELAXED(&t->cpu0_us) > t->limit.cpu_us_per_s;
 }
 

@@ -44,7 +44,8 @@
  * context gets its budget at launch from the config's rules; after each
  * batch the worker copies the heap count the module pointed it at
  * (skynet_context_set_heap) and asks skynet_budget_step what to do; a
- * batch also stops as soon as the CPU limit of the window is passed.
+ * batch under throttle or kill also stops as soon as the CPU limit of the
+ * window is passed.
  * - Throttle defers the queue: the worker keeps the queue out of the
  *   global queue (it stays marked in_global, so pushes do not schedule it)
  *   and sets a wake timer (skynet_timer_wake) for the end of the window;

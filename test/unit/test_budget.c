@@ -87,6 +87,7 @@ warn_logs_once_per_period_and_counts_each_window(int *failed) {
 	s = at(1 * S + 100 * MS, 11 * MS, 5);
 	TT_CHECK(skynet_budget_step(&t, &s, &r) == VERDICT_LOG);
 	TT_CHECK(r.measure == BUDGET_CPU && r.used == 11 * MS && r.limit == 10 * MS && r.log);
+	TT_CHECK(!skynet_budget_cpu_over(&t, 11 * MS)); // warn: the batch runs on
 	TT_CHECK(ATOM_LOAD(&t.state) & BUDGET_STATE_OVER_CPU);
 	s = at(1 * S + 200 * MS, 30 * MS, 6); // same window: no new line, no new count
 	TT_CHECK(skynet_budget_step(&t, &s, &r) == VERDICT_NONE);
