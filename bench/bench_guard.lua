@@ -1,29 +1,45 @@
 -- Cost of per-service budgets (docs/operations.md, "Budgets and top") on
--- messaging: a driver service makes ROUND_CALLS calls to an echo service,
--- both with the default budget (on: every batch is measured against it) or
--- both with skynet.budget(false) (off: nothing is measured); the two pairs
--- run alternately, ROUNDS times each. Prints one line per round and
---   BENCH name=guard.budget_overhead_pct  (median over the rounds of
---                                          on/off - 1, in percent; target <= 2)
+-- messaging: a driver service makes ROUND_CALLS calls to an echo service.
+-- Before each round both set their budget: the default one (on: every batch
+-- is measured against it) or none, skynet.budget(false) (off: nothing is
+-- measured). Rounds go in pairs, on then off or off then on (alternating,
+-- so a drift of the machine's load cancels out); each pair gives on/off.
+-- Prints one line per pair and
+--   BENCH name=guard.budget_overhead_pct  (median over PAIRS of on/off - 1,
+--                                          in percent; target <= 2)
 -- then aborts the node.
 local skynet = require "skynet"
 local report = require "bench_report"
 require "skynet.manager"
 
-local ROUNDS <const> = 30
-local ROUND_CALLS <const> = 20000
+local PAIRS <const> = 40
+local ROUND_CALLS <const> = 10000
+local ON <const> = { cpu_ms_per_s = 1000, memory_mb = 1024, policy = "warn" } -- the default
 
-local mode, peer, driver_budget = ...
+local mode, peer = ...
+
+local function set_budget(on)
+	if on then
+		skynet.budget(ON)
+	else
+		skynet.budget(false)
+	end
+end
 
 local function echo()
-	skynet.dispatch("lua", function()
+	skynet.dispatch("lua", function(_, _, cmd, on)
+		if cmd == "budget" then
+			set_budget(on)
+		end
 		skynet.ret()
 	end)
 end
 
 local function driver()
-	skynet.dispatch("lua", function(_, _, n)
-		local target = tonumber(peer)
+	local target = tonumber(peer)
+	skynet.dispatch("lua", function(_, _, n, on)
+		set_budget(on)
+		skynet.call(target, "lua", "budget", on)
 		local t0 = skynet.hpc()
 		for _ = 1, n do
 			skynet.call(target, "lua")
@@ -32,36 +48,32 @@ local function driver()
 	end)
 end
 
-local function pair(on)
-	local budget = on and "on" or "off"
-	local e = skynet.newservice("bench_guard", "echo", budget)
-	local d = skynet.newservice("bench_guard", "driver", e, budget)
-	return d
-end
-
 local function main()
-	local on, off = pair(true), pair(false)
-	skynet.call(on, "lua", 1000) -- warm up both
-	skynet.call(off, "lua", 1000)
+	local e = skynet.newservice("bench_guard", "echo")
+	local d = skynet.newservice("bench_guard", "driver", e)
+	skynet.call(d, "lua", 2000, true) -- warm up
+	skynet.call(d, "lua", 2000, false)
 	local ratios = {}
-	for i = 1, ROUNDS do
-		local t_on = skynet.call(on, "lua", ROUND_CALLS)
-		local t_off = skynet.call(off, "lua", ROUND_CALLS)
+	for i = 1, PAIRS do
+		local t_on, t_off
+		if i % 2 == 1 then
+			t_on = skynet.call(d, "lua", ROUND_CALLS, true)
+			t_off = skynet.call(d, "lua", ROUND_CALLS, false)
+		else
+			t_off = skynet.call(d, "lua", ROUND_CALLS, false)
+			t_on = skynet.call(d, "lua", ROUND_CALLS, true)
+		end
 		ratios[i] = t_on / t_off
-		print(string.format("bench: guard round %d budgets on %.0f ns/call, off %.0f ns/call, "
+		print(string.format("bench: guard pair %d budgets on %.0f ns/call, off %.0f ns/call, "
 			.. "overhead %.2f %%", i, t_on / ROUND_CALLS, t_off / ROUND_CALLS, (ratios[i] - 1) * 100))
 	end
 	table.sort(ratios)
-	local median = (ratios[ROUNDS // 2] + ratios[ROUNDS // 2 + 1]) / 2
+	local median = (ratios[PAIRS // 2] + ratios[PAIRS // 2 + 1]) / 2
 	report("guard.budget_overhead_pct", (median - 1) * 100, "pct")
 	skynet.abort()
 end
 
 skynet.start(function()
-	local budget = mode == "driver" and driver_budget or peer
-	if mode ~= nil and budget == "off" then
-		skynet.budget(false)
-	end
 	if mode == "echo" then
 		echo()
 	elseif mode == "driver" then
