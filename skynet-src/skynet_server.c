@@ -59,7 +59,8 @@
  *   is alive, checked after it set parked (see park_queue).
  * - Kill retires the service like KILL: queued messages are answered with
  *   errors as the queue drains, and snlua's last will answers the requests
- *   it had begun (lualib-src/kernel/init.c).
+ *   it had begun (lualib-src/kernel/init.c); the launcher is told as it is
+ *   of a failed start (tell_launcher), so a launch in progress fails too.
  *
  * Units: cpu_cost and cpu_start are microseconds of CLOCK_MONOTONIC (read
  * through the vDSO, no system call): the time a worker spent inside the
@@ -383,6 +384,19 @@ budget_now_us(void) {
 }
 
 /*
+ * A service killed over budget leaves the launcher's list the way a failed
+ * snlua start does: "ERROR <why>" as text from its address. A launch still
+ * in progress then fails with that reason instead of waiting for ever.
+ */
+static void
+tell_launcher(struct skynet_context *ctx, const struct skynet_budget_report *r) {
+	char text[64];
+	int n = snprintf(text, sizeof(text), "ERROR killed over its %s budget",
+	                 skynet_budget_measure_name(r->measure));
+	skynet_sendname(ctx, ctx->box.handle, ".launcher", PTYPE_TEXT, 0, text, (size_t)n);
+}
+
+/*
  * End of a batch: measure ctx against its budget and act. Returns true
  * when q was deferred (the worker no longer holds it).
  */
@@ -411,6 +425,7 @@ budget_check(struct skynet_context *ctx, struct message_queue *q, uint64_t end_u
 	case VERDICT_KILL:
 		budget_log(ctx, "error", "killed, over budget", &r);
 		skynet_context_retire(ctx->box.handle);
+		tell_launcher(ctx, &r);
 		return false;
 	default:
 		return false;

@@ -10,6 +10,7 @@
 --   ping()           "pong"
 local skynet = require "skynet"
 
+local mode = ...
 local CMD = {}
 local spins = 0
 local left = 0
@@ -52,7 +53,17 @@ function CMD.ping()
 	return "pong"
 end
 
+-- With the argument "grow_at_start": over a 1 MB kill budget in its main
+-- chunk, and a start that waits, so the kill comes during the launch.
+if mode == "grow_at_start" then
+	skynet.budget { memory_mb = 1, policy = "kill" }
+	CMD.grow(3)
+end
+
 skynet.start(function()
+	if mode == "grow_at_start" then
+		skynet.sleep(100)
+	end
 	skynet.dispatch("lua", function(session, _, cmd, ...)
 		if cmd == "spin" then
 			burn(burn_ms)

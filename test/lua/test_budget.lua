@@ -128,6 +128,19 @@ t.case("kill: a service past its memory budget is retired", function()
 	t.ok(not pcall(skynet.call, h, "lua", "ping"), "a call after the kill fails")
 end)
 
+t.case("kill during the launch: newservice fails with the reason, never hangs", function()
+	local done, ok, err
+	skynet.fork(function()
+		ok, err = pcall(skynet.newservice, "svc_budget_hog", "grow_at_start")
+		done = true
+	end)
+	until_real(function()
+		return done
+	end, "newservice")
+	t.eq(ok, false, "newservice of a service killed while starting")
+	t.ok(tostring(err):find("killed over its memory budget", 1, true), "the reason: " .. tostring(err))
+end)
+
 t.case("kill: a flooded service is retired, its callers get errors", function()
 	local h = hog { queue = 50, policy = "kill" }
 	local held = calls(h, 2, "hold")
