@@ -4,7 +4,9 @@
 -- sorted as asked, and rejects bad arguments; /top.json and /metrics taken
 -- one after the other show the same figures for quiet services (CPU share,
 -- messages per second, queue, heap, timers, budget state); a looping
--- service shows up first by CPU, and throttled; the live page /top, loaded
+-- service shows up first by CPU, and throttled; in real time, throttled
+-- hogs leave the call latency of the others near the latency without them
+-- (a ratio); the live page /top, loaded
 -- in headless chromium, shows a row per service and refreshes.
 local skynet = require "skynet"
 local socket = require "skynet.socket"
@@ -135,6 +137,43 @@ t.case("console top: workers, services sorted, budget states; bad arguments fail
 	t.eq(st, "<CMD Error>", "bad count")
 	t.ok(bad[1]:find("top: bad count (-1)", 1, true), bad[1])
 	t.eq(httpc.get("127.0.0.1:" .. mport, "/top.json?sort=colour"), 400, "bad sort on /top.json")
+end)
+
+-- Median round trip (ns) of calls to h, `bursts` bursts of 10 calls 5 cs apart, so the samples
+-- spread over the hogs' windows in real time.
+local function spread_median_ns(h, bursts)
+	local times = {}
+	for _ = 1, bursts do
+		for _ = 1, 10 do
+			local t0 = skynet.hpc()
+			skynet.call(h, "lua", "ping")
+			times[#times + 1] = skynet.hpc() - t0
+		end
+		skynet.sleep(5)
+	end
+	table.sort(times)
+	return times[#times // 2]
+end
+
+t.case("real time: throttled hogs leave the other services' call latency near the baseline", function()
+	local echo = skynet.newservice("svc_budget_hog")
+	local base = spread_median_ns(echo, 20)
+	local hogs = {}
+	for i = 1, 3 do -- more hogs than workers: unthrottled, every call would wait behind a spin
+		hogs[i] = skynet.newservice("svc_budget_hog")
+		skynet.call(hogs[i], "lua", "budget", { cpu_ms_per_s = 50, policy = "throttle" })
+		skynet.call(hogs[i], "lua", "loop", 2, 3000)
+	end
+	skynet.sleep(120) -- a window or so: each hog has used its budget and waits
+	local with_hogs = spread_median_ns(echo, 30)
+	local ratio = with_hogs / base
+	print(string.format("top: call median %d ns alone, %d ns beside 3 throttled hogs, ratio %.2f",
+		base, with_hogs, ratio))
+	for _, h in ipairs(hogs) do
+		skynet.kill(h)
+	end
+	skynet.kill(echo)
+	t.ok(ratio < 5, string.format("latency ratio %.2f (bound 5)", ratio))
 end)
 
 ---------------------------------------------------------------- the browser
