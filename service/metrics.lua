@@ -30,7 +30,6 @@ local core = require "skynet.metrics"
 local driver = require "skynet.socketdriver"
 local server = require "http.server"
 local topview = require "skynet.top"
-local url = require "http.url"
 require "skynet.timer" -- skynet.timeout_call
 
 local sformat = string.format
@@ -382,21 +381,8 @@ local function render()
 	return tconcat(out, "\n")
 end
 
--- /top (the live page) and /top.json?n=&sort= (its data), from skynet.top.
-local function top_page(req)
-	if req.path == "/top" then
-		return 200, topview.PAGE, { ["content-type"] = "text/html; charset=utf-8" }
-	end
-	local q = url.parse_query(req.query or "")
-	local ok, body = pcall(topview.json, topview.snapshot(),
-		tonumber(q.n) and math.tointeger(tonumber(q.n)) or 50, q.sort)
-	if not ok then
-		return 400, tostring(body) .. "\n"
-	end
-	return 200, body, { ["content-type"] = "application/json" }
-end
-
-local PAGES = { ["/top"] = top_page, ["/top.json"] = top_page }
+-- /top (the live page) and /top.json (its data) are skynet.top's.
+local PAGES = { ["/top"] = topview.serve, ["/top.json"] = topview.serve }
 
 local function handler(req)
 	if PAGES[req.path] then

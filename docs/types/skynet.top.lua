@@ -47,4 +47,11 @@ function top.text(snap, n, sort) end
 ---@return string
 function top.json(snap, n, sort) end
 
+---An http.server handler for /top (the live page) and /top.json?n=&sort= (its data).
+---@param req table the request (path, query, method)
+---@return integer code
+---@return string body
+---@return table? header
+function top.serve(req) end
+
 return top

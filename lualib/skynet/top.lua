@@ -7,6 +7,8 @@
 --   top.text(snap, n, sort) -> the console's table, one string per line
 --   top.json(snap, n, sort) -> the same as JSON, for the live page
 --   top.PAGE                -> the live page (HTML and plain JS; it polls /top.json)
+--   top.serve(req)          -> code, body, header: an http.server handler for
+--                              /top (the page) and /top.json?n=&sort= (the data)
 --
 -- Every figure is read from the core at once (skynet.metrics), so top and
 -- /metrics show the same numbers: CPU share and messages per second are over
@@ -15,6 +17,7 @@
 -- launcher's list, like the metrics service's labels.
 local skynet = require "skynet"
 local core = require "skynet.metrics"
+local url = require "http.url"
 
 local sformat = string.format
 local tconcat = table.concat
@@ -259,5 +262,23 @@ refresh();
 setInterval(refresh, 1000);
 </script></body></html>
 ]]
+
+function M.serve(req)
+	if req.method ~= "GET" and req.method ~= "HEAD" then
+		return 405, "GET only\n", { allow = "GET, HEAD" }
+	end
+	local body, header
+	if req.path == "/top" then
+		body, header = M.PAGE, { ["content-type"] = "text/html; charset=utf-8" }
+	else
+		local q = url.parse_query(req.query or "")
+		local ok, json = pcall(M.json, M.snapshot(), math.tointeger(tonumber(q.n)) or 50, q.sort)
+		if not ok then
+			return 400, tostring(json) .. "\n"
+		end
+		body, header = json, { ["content-type"] = "application/json" }
+	end
+	return 200, req.method == "HEAD" and "" or body, header
+end
 
 return M

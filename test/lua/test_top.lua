@@ -137,6 +137,7 @@ t.case("console top: workers, services sorted, budget states; bad arguments fail
 	t.eq(st, "<CMD Error>", "bad count")
 	t.ok(bad[1]:find("top: bad count (-1)", 1, true), bad[1])
 	t.eq(httpc.get("127.0.0.1:" .. mport, "/top.json?sort=colour"), 400, "bad sort on /top.json")
+	t.eq(httpc.request("DELETE", "127.0.0.1:" .. mport, "/top"), 405, "DELETE /top")
 end)
 
 -- Median round trip (ns) of calls to h, `bursts` bursts of 10 calls 5 cs apart, so the samples
