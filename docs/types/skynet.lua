@@ -371,9 +371,15 @@ function skynet.memlimit(bytes) end
 ---@field queue integer messages waiting, 0: not watched
 ---@field policy "warn"|"throttle"|"kill"
 
+---@class skynet.budget_change
+---@field cpu_ms_per_s? integer|false
+---@field memory_mb? integer|false
+---@field queue? integer|false
+---@field policy? "warn"|"throttle"|"kill"
+
 ---Reads and changes this service's budget: the fields given change (0 or false: not watched);
 ---false turns every limit off; nil only reads. Returns the budget now in force.
----@param t? { cpu_ms_per_s?: integer|false, memory_mb?: integer|false, queue?: integer|false, policy?: "warn"|"throttle"|"kill" }|false
+---@param t? skynet.budget_change|false
 ---@return skynet.budget
 function skynet.budget(t) end
 

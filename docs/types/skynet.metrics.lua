@@ -14,7 +14,8 @@ local metrics = {}
 ---@field cpu_share number share of a second in its callback, over the last complete budget window
 ---@field message_rate integer messages per second, over the last complete budget window
 ---@field timers integer its pending timers
----@field budget integer budget state bits (0x01 cpu, 0x02 memory, 0x04 queue over; 0x08 throttled; 0x10 watched; policy in bits 8..9)
+---@field budget integer budget state bits (0x01 cpu, 0x02 memory, 0x04 queue over; 0x08 throttled;
+--- 0x10 watched; policy in bits 8..9)
 
 ---One record per live service.
 ---@return skynet.metrics.service[]
