@@ -45,6 +45,7 @@ local socket = require "skynet.socket"
 local core = require "skynet.core"
 local driver = require "skynet.socketdriver"
 local loglimit = require "skynet.loglimit"
+local top = require "skynet.top"
 require "skynet.manager"
 
 local DEFAULT_IP <const> = "127.0.0.1"
@@ -602,6 +603,19 @@ def("timers", "timers [addr]: pending timers per service, and the node total", f
 	end
 	local h = to_address(addr)
 	return { [skynet.address(h)] = call_service(h, "debug", "TIMERS") }
+end)
+
+def("top", "top [n] [sort]: the n (20) busiest services by cpu, msg, queue, mem, timers or address, "
+	.. "with budget states, the workers and the timer lag", function(n, sort)
+	local count = n and math.tointeger(tonumber(n))
+	if n ~= nil and (count == nil or count < 1) then
+		fail("top: bad count (%s): a whole number from 1", n)
+	end
+	local ok, lines = pcall(top.text, top.snapshot(), count, sort)
+	if not ok then
+		fail("%s", lines)
+	end
+	return table.concat(lines, "\n")
 end)
 
 def("reminders", "reminders: durable reminders: counts, next due, dead letters, store health", function()

@@ -31,6 +31,7 @@
 /* Sorted; check.lua reads the string literals between the braces. */
 static const char *const KEYS[] = {
     "bootstrap",
+    "budget",
     "certfile",
     "cluster",
     "codecache_strip",

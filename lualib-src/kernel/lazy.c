@@ -91,6 +91,7 @@ static const struct lazy_name LAZY[] = {
     {"mqlen", LAZY_MODULE, NULL, EXT_SERVICE},
     {"stat", LAZY_MODULE, NULL, EXT_SERVICE},
     {"memlimit", LAZY_MODULE, NULL, EXT_SERVICE},
+    {"budget", LAZY_MODULE, NULL, EXT_SERVICE},
     {"newservice", LAZY_MODULE, NULL, EXT_SERVICE},
     {"uniqueservice", LAZY_MODULE, NULL, EXT_SERVICE},
     {"queryservice", LAZY_MODULE, NULL, EXT_SERVICE},
