@@ -29,7 +29,8 @@
  *
  * Owns: UV_WAITING entries as replies take them, UV_WATCHING entries of
  * answered and failed calls, the tail of the error queue (UV_EQ, k->eq_t),
- * UV_ERRORS, UV_REPLIES, UV_TRACE_SOURCE, UV_UNRESPONSE entries of a dead source,
+ * UV_ERRORS, UV_REPLIES, UV_TRACE_SOURCE (trace payloads announced, taken by
+ * the next request from their source), UV_UNRESPONSE entries of a dead source,
  * k->unpacking; a fired timeout's UV_TIMERS entry, UV_TIMEOUT_TB entry and
  * UV_FIRED pair. The reasons table (registry, REASONS_KEY; kernel.h says what
  * it holds): this file makes it and sets the session entries; run.c moves
@@ -318,7 +319,7 @@ no_dispatch(lua_State *L, struct kernel *k, lua_Integer prototype, lua_Integer s
 	if (prototype == PTYPE_TRACE) {
 		push_msg_string(L, ARG_MSG);
 		kernel_set(L, SLOT_KERNEL, UV_TRACE_SOURCE, ARG_SOURCE);
-		k->tracing = true;
+		kernel_trace_on(k);
 	} else if (session != 0) {
 		kernel_send_msg(L, k, ARG_SOURCE, PTYPE_ERROR, (int)session, lua_gettop(L) + 1);
 	} else {
@@ -345,16 +346,22 @@ trace_request(lua_State *L, struct kernel *k) {
 	lua_pop(L, 1);
 }
 
-/* The request's coroutine takes over the trace tag its source announced. */
+/* The request's coroutine takes over the trace its source announced (the
+ * payload at the top of UV_TRACE_SOURCE[source]) and begins a span, child of
+ * the sender's; name: the request's first argument (0: none). */
 static void
-take_trace_tag(lua_State *L, int K, int co, int source) {
+take_trace_tag(lua_State *L, int K, struct kernel *k, int co, int source, int name) {
 	if (kernel_get(L, K, UV_TRACE_SOURCE, source) != LUA_TNIL) {
-		int tag = lua_gettop(L);
+		int payload = lua_gettop(L);
 		lua_pushnil(L);
 		kernel_set(L, K, UV_TRACE_SOURCE, source);
-		lua_pushvalue(L, tag);
-		kernel_set(L, K, UV_TRACE_TAG, co);
-		kernel_trace(L, tag, "request");
+		struct kernel_span_from from = {.co = co, .tag = payload + 1, .name = name};
+		from.parent = kernel_trace_split(L, payload);
+		from.source = (uint32_t)lua_tointeger(L, source);
+		kernel_span_begin(L, K, k, &from);
+		if (!k->trace_quiet)
+			kernel_trace(L, payload + 1, "request");
+		lua_pop(L, 1);
 	}
 	lua_pop(L, 1);
 }
@@ -373,7 +380,7 @@ start_request(lua_State *L, int K, struct kernel *k, int base) {
 	lua_pushvalue(L, base + JOB_SOURCE);
 	kernel_set(L, K, UV_REQ_SOURCE, co);
 	if (k->tracing)
-		take_trace_tag(L, K, co, base + JOB_SOURCE);
+		take_trace_tag(L, K, k, co, base + JOB_SOURCE, nargs > 3 ? base + JOB_SOURCE + 1 : 0);
 	kernel_set_running(L, K, k, co);
 	bool ok = kernel_resume(k, L, lua_tothread(L, co), nargs);
 	kernel_run(L, K, ok);
