@@ -44,6 +44,18 @@
 -- the timer looks every __deadtime / 4. Calls may also carry their own time
 -- limit (req's ti, in cs: the entry is dropped then).
 --
+-- Tracing. A request or push from a traced coroutine is preceded by a trace
+-- frame. The first one on a connection is preceded, once, by a question: a
+-- name query for TRACE_HELLO with session 0 (it takes no session, so every
+-- later frame is byte for byte what skynet's sender writes). A skywheel
+-- agent answers it with success and TRACE_HELLO, session 0; a skynet peer
+-- answers "name not found" (an error with session 0, which is ignored). Until
+-- a yes, trace frames are skynet's: "(<nodename>-<node>-<n>)<tag>", before
+-- calls only. After a yes they carry "<trace id> <span id>" (the span of the
+-- request here, so the peer's spans have a parent), before pushes too.
+--   trace_asked   the question was written on this connection.
+--   peer_spans    the peer said yes.
+--
 -- Lines logged once per call or per answer (failed calls, late answers) go
 -- through one skynet.loglimit limiter; lines about the connection are rare.
 --
@@ -54,6 +66,7 @@ local skynet = require "skynet"
 local socket = require "skynet.socket"
 local core = require "skynet.cluster.core"
 local loglimit = require "skynet.loglimit"
+local tracing = require "skynet.tracing"
 
 local sformat = string.format
 local tconcat = table.concat
@@ -63,6 +76,7 @@ local node, nodename, address = ...
 local RETRY_MIN_CS <const> = 10
 local RETRY_MAX_CS <const> = 200
 local PROBE <const> = {}
+local TRACE_HELLO <const> = "skywheel:trace/1"
 
 local opts = {
 	connecttimeout = 5, heartbeat = 1, deadtime = 10, calltimeout = 10,
@@ -83,6 +97,7 @@ local due = {}
 local timer_due
 local last_rx, busy_since = 0, 0
 local ticking = false
+local trace_asked, peer_spans = false, false
 -- The lines that come once per call or per answer (failed calls, late
 -- answers): what the peer or its absence causes, at a bounded rate.
 local log = loglimit.new()
@@ -218,6 +233,7 @@ local function drop(id, reason)
 	fd = nil
 	partial, partial_bytes = {}, 0
 	probe = nil
+	trace_asked, peer_spans = false, false
 	local p, n = pending, npending
 	pending, npending = {}, 0
 	due = {}
@@ -270,6 +286,13 @@ end
 -- One response body. Raises on a malformed one (the connection is dropped).
 local function dispatch(body)
 	local s, ok, data, padding = core.unpackresponse(body)
+	if s == 0 then -- no call has session 0: maybe the answer to the trace question
+		if ok and trace_asked and padding == nil and data == skynet.packstring(TRACE_HELLO) then
+			peer_spans = true
+			return
+		end
+		return late(s)
+	end
 	local p = pending[s]
 	if p == PROBE then
 		pending[s] = nil
@@ -400,6 +423,7 @@ local function connect()
 	until gen == generation
 	if id then
 		fd = id
+		trace_asked, peer_spans = false, false
 		socket.nodelay(id)
 		last_rx = skynet.now()
 		retry_cs, retry_at = 0, 0
@@ -462,6 +486,32 @@ local function raw(data)
 	return data
 end
 
+-- The frames that go before a request or push (nexts: the session counter
+-- after it) of the running coroutine: "" when it is not traced. Raises when
+-- the tag is too long for a trace frame. Call while connected.
+local function trace_frames(nexts, is_push)
+	local tag = skynet.tracetag()
+	if not tag then
+		return ""
+	end
+	local ask = ""
+	if not trace_asked then
+		trace_asked = true
+		ask = core.packpush(0, session, skynet.packstring(TRACE_HELLO)) -- one frame, session 0
+	end
+	if peer_spans then
+		local trace_id, span = tracing.id()
+		return ask .. core.packtrace(trace_id .. " " .. span)
+	end
+	if is_push then -- skynet's sender traces calls only
+		return ask
+	end
+	if tag:sub(1, 1) ~= "(" then
+		tag = sformat("(%s-%s-%d)%s", nodename, node, nexts, tag)
+	end
+	return ask .. core.packtrace(tag)
+end
+
 local CMD = {}
 
 function CMD.req(addr, msg, sz, ti)
@@ -473,23 +523,17 @@ function CMD.req(addr, msg, sz, ti)
 		return resp(false)
 	end
 	session = nexts
-	local tag = skynet.tracetag()
-	if tag then
-		if tag:sub(1, 1) ~= "(" then
-			tag = sformat("(%s-%s-%d)%s", nodename, node, nexts, tag)
-		end
-		local good, tframe = pcall(core.packtrace, tag)
-		if not good then
-			skynet.error(sformat("%s: %s", where(), tframe))
-			return resp(false)
-		end
-		frame = tframe .. frame
-	end
 	local connected, err = connect()
 	if not connected then
 		log("%s: call to %s failed: %s", where(), describe(addr), err)
 		return resp(false)
 	end
+	local good, tframe = pcall(trace_frames, nexts, false)
+	if not good then
+		skynet.error(sformat("%s: %s", where(), tframe))
+		return resp(false)
+	end
+	frame = tframe .. frame
 	local now = skynet.now()
 	if npending == 0 then
 		busy_since = now
@@ -524,6 +568,12 @@ function CMD.push(addr, msg, sz)
 		log("%s: push to %s dropped: %s", where(), describe(addr), err)
 		return
 	end
+	local good, tframe = pcall(trace_frames, nexts, true)
+	if not good then
+		skynet.error(sformat("%s: %s", where(), tframe))
+		return
+	end
+	frame = tframe .. frame
 	if parts then
 		write(frame .. tconcat(parts))
 	else

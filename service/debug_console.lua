@@ -632,6 +632,12 @@ def("reminders", "reminders: durable reminders: counts, next due, dead letters, 
 	return r
 end)
 
+def("trace", "trace ID: the spans this node kept of trace ID (start, duration, outcome, service)",
+	function(id)
+		local text = id and require("skynet.tracing").report(id)
+		return text or fail("No span of trace %s on this node", tostring(id))
+	end)
+
 def("quit", "quit: close this connection", function()
 	return QUIT
 end)
