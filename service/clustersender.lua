@@ -53,8 +53,14 @@
 -- a yes, trace frames are skynet's: "(<nodename>-<node>-<n>)<tag>", before
 -- calls only. After a yes they carry "<trace id> <span id>" (the span of the
 -- request here, so the peer's spans have a parent), before pushes too.
+-- A node that traces (config trace_output or trace_sample set) asks as part
+-- of connecting and waits for the answer (TRACE_ASK_CS at most, while the
+-- requests queue as they do during the connect), so that its first traced
+-- request already carries its span; other nodes ask at their first traced
+-- request and do not wait (that request goes out with skynet's frame).
 --   trace_asked   the question was written on this connection.
 --   peer_spans    the peer said yes.
+--   trace_answer  the token of the connect waiting for the answer.
 --
 -- Lines logged once per call or per answer (failed calls, late answers) go
 -- through one skynet.loglimit limiter; lines about the connection are rare.
@@ -77,6 +83,7 @@ local RETRY_MIN_CS <const> = 10
 local RETRY_MAX_CS <const> = 200
 local PROBE <const> = {}
 local TRACE_HELLO <const> = "skywheel:trace/1"
+local TRACE_ASK_CS <const> = 100
 
 local opts = {
 	connecttimeout = 5, heartbeat = 1, deadtime = 10, calltimeout = 10,
@@ -98,6 +105,9 @@ local timer_due
 local last_rx, busy_since = 0, 0
 local ticking = false
 local trace_asked, peer_spans = false, false
+local trace_answer
+local trace_eager = (skynet.getenv "trace_output" or "") ~= ""
+	or (tonumber(skynet.getenv "trace_sample") or 0) > 0
 -- The lines that come once per call or per answer (failed calls, late
 -- answers): what the peer or its absence causes, at a bounded rate.
 local log = loglimit.new()
@@ -287,11 +297,14 @@ end
 local function dispatch(body)
 	local s, ok, data, padding = core.unpackresponse(body)
 	if s == 0 then -- no call has session 0: maybe the answer to the trace question
-		if ok and trace_asked and padding == nil and data == skynet.packstring(TRACE_HELLO) then
-			peer_spans = true
-			return
+		peer_spans = peer_spans or (ok and trace_asked and padding == nil
+			and data == skynet.packstring(TRACE_HELLO))
+		if trace_answer then -- yes, or (most likely) a skynet peer's "name not found"
+			skynet.wakeup(trace_answer)
+		elseif not peer_spans then
+			late(s)
 		end
-		return late(s)
+		return
 	end
 	local p = pending[s]
 	if p == PROBE then
@@ -385,6 +398,20 @@ local function open(h, p)
 	return state.id
 end
 
+-- The trace question (see Tracing), one frame with session 0.
+local function trace_question()
+	trace_asked = true
+	return core.packpush(0, session, skynet.packstring(TRACE_HELLO))
+end
+
+-- Ask the new connection the trace question and wait for the answer.
+local function ask_trace()
+	socket.write(fd, trace_question())
+	trace_answer = {}
+	skynet.sleep(TRACE_ASK_CS, trace_answer)
+	trace_answer = nil
+end
+
 -- true when connected, else false, reason. At most one attempt runs; the
 -- others wait for it and are resumed in arrival order.
 local function connect()
@@ -428,6 +455,9 @@ local function connect()
 		last_rx = skynet.now()
 		retry_cs, retry_at = 0, 0
 		skynet.fork(reader, id)
+		if trace_eager then
+			ask_trace()
+		end
 	else
 		last_error = err
 		retry_cs = retry_cs == 0 and RETRY_MIN_CS or math.min(retry_cs * 2, RETRY_MAX_CS)
@@ -496,8 +526,7 @@ local function trace_frames(nexts, is_push)
 	end
 	local ask = ""
 	if not trace_asked then
-		trace_asked = true
-		ask = core.packpush(0, session, skynet.packstring(TRACE_HELLO)) -- one frame, session 0
+		ask = trace_question()
 	end
 	if peer_spans then
 		local trace_id, span = tracing.id()
