@@ -18,10 +18,10 @@
  *   find(trace_hex) -> { span... }    the spans of that trace still in the
  *       ring, oldest first: { trace, span, parent (nil: root), name, address,
  *       source, start_ns, end_ns, status = "ok" | "error" }
- *   drain(from, resource) -> text, next, lost    the spans numbered from
- *       `from` on, each as one line of OTLP JSON (an ExportTraceServiceRequest
- *       whose resource is the JSON object `resource`); `lost`: how many of
- *       them the ring had replaced already.
+ *   drain(from, resource[, max]) -> text, next, lost    the spans numbered
+ *       from `from` on (at most max of them), each as one line of OTLP JSON
+ *       (an ExportTraceServiceRequest whose resource is the JSON object
+ *       `resource`); `lost`: how many of them the ring had replaced already.
  *   head() -> next span number, ring slots (0 before the first span)
  */
 
@@ -116,14 +116,13 @@ skynet_span_id_of(const uint8_t bytes[8]) {
 	return v;
 }
 
-static int
+static inline int
 hex_value(char c) {
 	if (c >= '0' && c <= '9')
 		return c - '0';
+	c |= 0x20; // lower case
 	if (c >= 'a' && c <= 'f')
 		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
 	return -1;
 }
 
@@ -351,57 +350,83 @@ add_json_string(luaL_Buffer *b, const char *s) {
 	luaL_addchar(b, '"');
 }
 
+/* Append the decimal digits of v. */
 static void
-add_attribute(luaL_Buffer *b, const char *key, uint32_t address, bool first) {
-	char text[96];
-	snprintf(text, sizeof(text), "%s{\"key\":\"%s\",\"value\":{\"stringValue\":\":%08x\"}}",
-	         first ? "" : ",", key, (unsigned)address);
-	luaL_addstring(b, text);
+add_u64(luaL_Buffer *b, uint64_t v) {
+	char digits[24];
+	int n = 0;
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v > 0);
+	while (n > 0)
+		luaL_addchar(b, digits[--n]);
 }
 
-/* Append the OTLP JSON object of span s. */
+static void
+add_hex_id(luaL_Buffer *b, uint64_t id) {
+	char hex[SPAN_ID_HEX];
+	skynet_span_id_hex(id, hex);
+	luaL_addlstring(b, hex, sizeof(hex));
+}
+
+static void
+add_attribute(luaL_Buffer *b, const char *key, uint32_t address) {
+	char hex[9];
+	snprintf(hex, sizeof(hex), "%08x", (unsigned)address);
+	luaL_addstring(b, "{\"key\":\"");
+	luaL_addstring(b, key);
+	luaL_addstring(b, "\",\"value\":{\"stringValue\":\":");
+	luaL_addlstring(b, hex, 8);
+	luaL_addstring(b, "\"}}");
+}
+
+/* Append the OTLP JSON object of span s (hand-formatted: the tracer writes
+ * one per traced request, and snprintf cost more than the rest together). */
 static void
 add_span_json(luaL_Buffer *b, const struct skynet_span *s) {
-	char hex[SPAN_TRACE_HEX + 1], id[SPAN_ID_HEX + 1], text[160];
+	char hex[SPAN_TRACE_HEX];
 	skynet_span_hex(s->trace, 16, hex);
-	hex[SPAN_TRACE_HEX] = '\0';
-	skynet_span_id_hex(s->span, id);
-	id[SPAN_ID_HEX] = '\0';
-	snprintf(text, sizeof(text), "{\"traceId\":\"%s\",\"spanId\":\"%s\",", hex, id);
-	luaL_addstring(b, text);
+	luaL_addstring(b, "{\"traceId\":\"");
+	luaL_addlstring(b, hex, sizeof(hex));
+	luaL_addstring(b, "\",\"spanId\":\"");
+	add_hex_id(b, s->span);
 	if (s->parent != 0) {
-		skynet_span_id_hex(s->parent, id);
-		snprintf(text, sizeof(text), "\"parentSpanId\":\"%s\",", id);
-		luaL_addstring(b, text);
+		luaL_addstring(b, "\",\"parentSpanId\":\"");
+		add_hex_id(b, s->parent);
 	}
-	luaL_addstring(b, "\"name\":");
+	luaL_addstring(b, "\",\"name\":");
 	add_json_string(b, s->name);
-	snprintf(text, sizeof(text),
-	         ",\"kind\":%d,\"startTimeUnixNano\":\"%" PRIu64 "\",\"endTimeUnixNano\":\"%" PRIu64
-	         "\",",
-	         s->source != 0 ? 2 : 1, s->start_ns, s->end_ns);
-	luaL_addstring(b, text);
+	luaL_addstring(b, s->source != 0 ? ",\"kind\":2" : ",\"kind\":1");
+	luaL_addstring(b, ",\"startTimeUnixNano\":\"");
+	add_u64(b, s->start_ns);
+	luaL_addstring(b, "\",\"endTimeUnixNano\":\"");
+	add_u64(b, s->end_ns);
 	if (s->status == SPAN_ERROR)
-		luaL_addstring(b, "\"status\":{\"code\":2,\"message\":\"error\"},");
+		luaL_addstring(b, "\",\"status\":{\"code\":2,\"message\":\"error\"},");
 	else
-		luaL_addstring(b, "\"status\":{\"code\":1},");
+		luaL_addstring(b, "\",\"status\":{\"code\":1},");
 	luaL_addstring(b, "\"attributes\":[");
-	add_attribute(b, "skynet.address", s->address, true);
-	add_attribute(b, "skynet.source", s->source, false);
+	add_attribute(b, "skynet.address", s->address);
+	luaL_addchar(b, ',');
+	add_attribute(b, "skynet.source", s->source);
 	luaL_addstring(b, "]}");
 }
 
 static int
 ldrain(lua_State *L) {
-	enum { ARG_FROM = 1, ARG_RESOURCE };
+	enum { ARG_FROM = 1, ARG_RESOURCE, ARG_MAX };
 	lua_Integer from = luaL_checkinteger(L, ARG_FROM);
 	const char *resource = luaL_checkstring(L, ARG_RESOURCE);
+	lua_Integer max = luaL_optinteger(L, ARG_MAX, LUA_MAXINTEGER);
 	uint64_t head;
 	size_t cap;
 	ring_bounds(&head, &cap);
 	uint64_t first = from < 0 ? 0 : (uint64_t)from;
 	if (first > head)
 		first = head;
+	if (max > 0 && head - first > (uint64_t)max)
+		head = first + (uint64_t)max;
 	uint64_t lost = 0;
 	luaL_Buffer b;
 	luaL_buffinit(L, &b);

@@ -13,6 +13,7 @@ local core = require "skynet.tracing.core"
 require "skynet.manager"
 
 local FLUSH_CS <const> = 20
+local BATCH <const> = 256 -- spans per write
 
 local out -- the file written
 local next_span = 0 -- the number of the next span to write
@@ -25,16 +26,19 @@ local function json_string(s)
 end
 
 local function flush()
-	local text, head, lost = core.drain(next_span, resource)
-	local written = head - next_span - lost
-	next_span = head
+	local written, lost = 0, 0
+	local stop = core.head()
+	while next_span < stop do
+		local text, head, n_lost = core.drain(next_span, resource, BATCH)
+		written = written + (head - next_span - n_lost)
+		lost = lost + n_lost
+		next_span = head
+		out:write(text)
+	end
+	out:flush()
 	if lost > 0 then
 		skynet.error(string.format("warn: tracer: %d spans lost before they were written "
 			.. "(raise trace_spans)", lost))
-	end
-	if text ~= "" then
-		out:write(text)
-		out:flush()
 	end
 	return written
 end

@@ -66,7 +66,7 @@ end_trace(lua_State *L, int K, struct kernel *k, int idx, bool failed) {
 	if (kernel_get(L, K, UV_TRACE_TAG, idx) != LUA_TNIL && lua_toboolean(L, -1)) {
 		int tag = lua_absindex(L, -1);
 		lua_pushnil(L);
-		kernel_set(L, K, UV_TRACE_TAG, idx);
+		kernel_set_tag(L, K, k, idx);
 		if (!k->trace_quiet)
 			kernel_trace(L, tag, "end");
 	}
@@ -78,7 +78,7 @@ kernel_co_finished(lua_State *L, int K, struct kernel *k, int idx, bool failed) 
 	idx = lua_absindex(L, idx);
 	if (k->fired_n > 0)
 		forget_fired(L, K, k, idx);
-	if (k->tracing)
+	if (k->traced_n > 0)
 		end_trace(L, K, k, idx, failed);
 }
 
@@ -127,7 +127,7 @@ co_done(lua_State *co, int status, lua_KContext ctx) {
 	lua_pushthread(co);
 	check_unanswered(co, k);
 	lua_settop(co, CO_SELF);
-	if (k->fired_n > 0 || k->tracing)
+	if (k->fired_n > 0 || k->traced_n > 0)
 		kernel_co_finished(co, CO_KERNEL, k, CO_SELF, false);
 	kernel_tab(co, CO_KERNEL, UV_POOL);
 	lua_pushvalue(co, CO_SELF);
@@ -297,10 +297,10 @@ int
 kernel_lset_tag(lua_State *L) {
 	enum { ARG_TAG = 1, SLOT_KERNEL, SLOT_RUNNING };
 	lua_settop(L, ARG_TAG);
-	kernel_push(L);
+	struct kernel *k = kernel_push(L);
 	kernel_push_running(L, SLOT_KERNEL);
 	lua_pushvalue(L, ARG_TAG);
-	kernel_set(L, SLOT_KERNEL, UV_TRACE_TAG, SLOT_RUNNING);
+	kernel_set_tag(L, SLOT_KERNEL, k, SLOT_RUNNING);
 	return 0;
 }
 

@@ -86,7 +86,9 @@ struct kernel {
 	lua_State *running;               // the coroutine resumed last (anchored in UV_RUNNING)
 	uint32_t self;                    // 0 until skynet.self asked
 	int last_session;
-	int timer_n, timer_peak;                // pending timeouts, most since the last rebuild
+	int timer_n, timer_peak; // pending timeouts, most since the last rebuild
+	int traced_n;            // coroutines with a UV_TRACE_TAG entry (trace.c keeps the count)
+	int trace_pending;       // UV_TRACE_SOURCE entries: payloads announced, not yet taken
 	int wq_h, wq_t, eq_h, eq_t, fq_h, fq_t; // heads and tails of the wakeup, error, fork queues
 	/* Per session table (UV_WAITING + i): entries set since it was last made
 	 * roomy, and how many it may take before (kernel_sessions_tidy). */
@@ -96,7 +98,7 @@ struct kernel {
 	 * with a coroutine (a KiB at least): 24 bits are far more than a heap holds. */
 	signed int fired_n : 25;
 	bool wrapped : 1;
-	bool tracing : 1;
+	bool tracing : 1; // a protocol may force tracing (skynet.traceproto, skynet.trace)
 	bool trace_timeouts : 1;
 	bool unpacking : 1;   // a request is being unpacked (an error then fails it)
 	bool exited : 1;      // skynet.exit ran (S.exit_state): the last will has nothing to do
@@ -361,7 +363,7 @@ struct kernel_span_from {
 	uint32_t source;
 };
 
-/* The service traces (k->tracing); reads config trace_lines the first time. */
+/* The service traces: reads config trace_lines the first time. */
 void kernel_trace_on(struct kernel *k);
 /* The coroutine at from->co begins a span of the tag (its UV_TRACE_TAG),
  * ending the span it had. */
@@ -371,6 +373,11 @@ void kernel_span_end(lua_State *L, int K, struct kernel *k, int co, bool failed)
 /* Push the trace payload of the coroutine at co ("tag span") and return
  * true; false, nothing pushed, when it is not traced. */
 bool kernel_push_trace_payload(lua_State *L, int K, int co);
+/* UV_TRACE_TAG[co] = the value on top (popped), counting k->traced_n: the
+ * send paths look up a coroutine's tag only while some coroutine has one. */
+void kernel_set_tag(lua_State *L, int K, struct kernel *k, int co);
+/* UV_TRACE_SOURCE[source] = the value on top (popped), counting k->trace_pending. */
+void kernel_set_trace_source(lua_State *L, int K, struct kernel *k, int source);
 /* Split the trace payload at payload: push its tag, return the parent span (0: none). */
 uint64_t kernel_trace_split(lua_State *L, int payload);
 

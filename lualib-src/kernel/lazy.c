@@ -245,10 +245,9 @@ lset(lua_State *L) {
 	if (what == NULL)
 		return 0;
 	if (strcmp(what, "tracing") == 0) {
-		if (lua_toboolean(L, ARG_VALUE))
+		k->tracing = lua_toboolean(L, ARG_VALUE);
+		if (k->tracing)
 			kernel_trace_on(k);
-		else
-			k->tracing = false;
 	} else if (strcmp(what, "trace_timeouts") == 0) {
 		k->trace_timeouts = lua_toboolean(L, ARG_VALUE);
 	} else if (strcmp(what, "unknown_request") == 0 || strcmp(what, "unknown_response") == 0) {

@@ -148,7 +148,7 @@ kernel_lsend(lua_State *L) {
 	int msg = K + 2; // after the protocol
 	int id = pack_message(L, K, n);
 	struct kernel *k = lua_touserdata(L, K);
-	if (k->tracing)
+	if (k->traced_n > 0)
 		trace_send(L, K, k, 1, 0);
 	return skynet_push_send_result(L, kernel_send_msg(L, k, 1, id, 0, msg));
 }
@@ -175,7 +175,7 @@ kernel_lrawsend(lua_State *L) {
 	}
 	struct kernel *k = kernel_push(L);
 	int id = proto_id(L, SLOT_KERNEL, ARG_NAME);
-	if (k->tracing)
+	if (k->traced_n > 0)
 		trace_send(L, SLOT_KERNEL, k, ARG_ADDR, 0);
 	return skynet_push_send_result(L, kernel_send_msg(L, k, ARG_ADDR, id, 0, ARG_MSG));
 }
@@ -189,7 +189,7 @@ kernel_lredirect(lua_State *L) {
 	int id = proto_id(L, SLOT_KERNEL, ARG_NAME);
 	uint32_t source = (uint32_t)luaL_checkinteger(L, ARG_SOURCE);
 	int session = (int)luaL_checkinteger(L, ARG_SESSION);
-	if (k->tracing)
+	if (k->traced_n > 0)
 		trace_send(L, SLOT_KERNEL, k, ARG_DEST, source);
 	return skynet_push_send_result(L,
 	                               kernel_send_from(L, k, ARG_DEST, source, id, session, ARG_MSG));
@@ -256,7 +256,7 @@ new_call(lua_State *L, int K, struct kernel *k, int a, int id, int msg, int leve
 			trash(L, msg);
 		kernel_error_at(L, level, "Invalid service address 0");
 	}
-	if (k->tracing)
+	if (k->traced_n > 0)
 		trace_call(L, K, k, a);
 	if (k->wrapped)
 		kernel_session_guard(L, K, k);

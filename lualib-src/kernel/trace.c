@@ -34,12 +34,33 @@
 
 void
 kernel_trace_on(struct kernel *k) {
-	k->tracing = true;
 	if (!k->trace_read) {
 		k->trace_read = true;
 		const char *v = skynet_command(k->ctx, "GETENV", "trace_lines");
 		k->trace_quiet = v != NULL && strcmp(v, "false") == 0;
 	}
+}
+
+/* t[key at key] = the value on top (popped) in state table v; returns how
+ * the number of entries changed (-1, 0, 1). */
+static int
+set_counted(lua_State *L, int K, int v, int key) {
+	key = lua_absindex(L, key);
+	bool now = !lua_isnil(L, -1);
+	bool was = kernel_get(L, K, v, key) != LUA_TNIL;
+	lua_pop(L, 1);
+	kernel_set(L, K, v, key);
+	return (int)now - (int)was;
+}
+
+void
+kernel_set_tag(lua_State *L, int K, struct kernel *k, int co) {
+	k->traced_n += set_counted(L, K, UV_TRACE_TAG, co);
+}
+
+void
+kernel_set_trace_source(lua_State *L, int K, struct kernel *k, int source) {
+	k->trace_pending += set_counted(L, K, UV_TRACE_SOURCE, source);
 }
 
 /* The span of the coroutine at co, or NULL. */
@@ -108,7 +129,7 @@ kernel_span_begin(lua_State *L, int K, struct kernel *k, const struct kernel_spa
 	name_span(L, s, from->name != 0 ? lua_absindex(L, from->name) : 0);
 	kernel_set(L, K, UV_TRACE_SPAN, co);
 	lua_pushvalue(L, tag);
-	kernel_set(L, K, UV_TRACE_TAG, co);
+	kernel_set_tag(L, K, k, co);
 }
 
 uint64_t
@@ -194,7 +215,7 @@ kernel_ltrace_end(lua_State *L) {
 		return 0;
 	kernel_span_end(L, SLOT_KERNEL, k, SLOT_RUNNING, lua_toboolean(L, ARG_FAILED));
 	lua_pushnil(L);
-	kernel_set(L, SLOT_KERNEL, UV_TRACE_TAG, SLOT_RUNNING);
+	kernel_set_tag(L, SLOT_KERNEL, k, SLOT_RUNNING);
 	return 0;
 }
 
@@ -222,7 +243,7 @@ kernel_lerror(lua_State *L) {
 	struct kernel *k = kernel_push(L);
 	lua_pop(L, 1);
 	int n = lua_gettop(L);
-	if (k->tracing) {
+	if (k->traced_n > 0) {
 		lua_pushnil(L); // room for the kernel at n + 1
 		kernel_push(L);
 		lua_replace(L, n + 1);

@@ -87,7 +87,7 @@ function M.parse(value)
 	if version == nil or #trace_id ~= TRACE_HEX or #parent ~= SPAN_ID_HEX then
 		return nil
 	end
-	if version == "ff" or value:sub(1, 55):find "[A-F]" then -- the spec asks for lower case
+	if version == "ff" or value:sub(1, 55):find "[A-F]" then -- W3C Trace Context: lower-case hex only
 		return nil
 	end
 	if #value > 55 and (version == "00" or value:sub(56, 56) ~= "-") then
