@@ -301,7 +301,7 @@ local function dispatch(body)
 			and data == skynet.packstring(TRACE_HELLO))
 		if trace_answer then -- yes, or (most likely) a skynet peer's "name not found"
 			skynet.wakeup(trace_answer)
-		elseif not peer_spans then
+		elseif not peer_spans and not (trace_asked and not ok and data == "name not found") then
 			late(s)
 		end
 		return

@@ -173,6 +173,43 @@ t.case("the sender writes the captured frames, sessions from 1", function()
 	close_peer(srv)
 end)
 
+t.case("trace frames: a peer that says it takes spans gets trace id and span id", function()
+	local hello = pack "skywheel:trace/1"
+	local srv = fake_peer(function(_, fd, body)
+		local addr, session, msg = core.unpackrequest(body)
+		if addr == 0 and session == 0 and msg == hello then
+			respond(fd, 0, true, hello) -- what a skywheel agent answers
+		elseif session ~= nil and session ~= 0 then
+			respond(fd, session, true, pack "done")
+		end
+	end)
+	cluster.reload { spans = srv.addr, __heartbeat = false }
+	local tracing = require "skynet.tracing"
+	local trace_id
+	local done = {}
+	skynet.fork(function()
+		trace_id = tracing.begin()
+		cluster.call("spans", "@x", "ONE") -- asks; the answer comes after this request
+		cluster.call("spans", "@x", "TWO")
+		cluster.send("spans", "@x", "PUSH")
+		skynet.wakeup(done)
+	end)
+	skynet.wait(done)
+	t.ok(wait_until(function()
+		return #srv.frames >= 7
+	end, 300), "the push arrived")
+	local f = srv.frames
+	same(f[1], H "00 | 00 00 00 00 | 00 00 00 00" .. hello, "the question")
+	t.ok(f[2]:match "^\4%(", "the first traced call: skynet's trace frame")
+	t.eq(select(4, core.unpackrequest(f[3])), #pack "ONE", "ONE")
+	local id, span = f[4]:match "^\4(%x+) (%x+)$"
+	t.eq(id, trace_id, "then the trace id")
+	t.eq(#span, 16, "and a span id: " .. f[4])
+	t.eq(f[6]:match "^\4(%x+) ", trace_id, "a push gets its trace frame too")
+	t.eq(#f, 7, "nothing else")
+	close_peer(srv)
+end)
+
 t.case("the sender tolerates odd answers and fails bad ones", function()
 	local held
 	local srv = fake_peer(mini_agent(function(_, session, payload, fd)
