@@ -4,7 +4,7 @@
 -- its trace id and span id; the callee runs in a child span; a failed
 -- request's span ends in error; W3C traceparent parsing refuses what is
 -- malformed without raising; the ring of spans is bounded; the console's
--- report.
+-- report; a sampled gate frame begins a trace.
 local skynet = require "skynet"
 local tracing = require "skynet.tracing"
 local core = require "skynet.tracing.core"
@@ -171,6 +171,31 @@ t.case("the ring keeps the last trace_spans spans", function()
 	t.ok(report:find("^trace " .. trace_id .. ": " .. cap .. " spans\n"), "the report's head")
 	t.ok(select(2, report:gsub("\n", "")) == cap, "one line per span")
 	t.eq(tracing.report(core.newtrace()), nil, "no span: nil")
+end)
+
+t.case("trace_sample = 1: a gate frame begins a trace the agent's request joins", function()
+	local socket = require "skynet.socket"
+	local json = require "json_min"
+	local from = core.head()
+	skynet.setenv("trace_sample", "1") -- read by the gate started below
+	local wd = skynet.newservice("svc_net_watchdog")
+	local _, port = skynet.call(wd, "lua", "start", { address = "127.0.0.1", port = 0 })
+	local c = assert(socket.open("127.0.0.1", port))
+	socket.write(c, string.pack(">s2", "ping 1"))
+	t.eq(socket.read(c, 2 + #"pong 1"), string.pack(">s2", "pong 1"), "answered")
+	socket.close(c)
+	skynet.call(wd, "lua", "close")
+	local text = core.drain(from, "{}")
+	local spans = {}
+	for line in text:gmatch "[^\n]+" do
+		local span = json.decode(line).resourceSpans[1].scopeSpans[1].spans[1]
+		spans[span.name] = span
+	end
+	local gate, agent = spans["gate client"], spans["svc_net_agent ping 1"]
+	t.ok(gate, "the gate's span")
+	t.ok(agent, "the agent's span")
+	t.eq(agent.traceId, gate.traceId, "one trace")
+	t.eq(agent.parentSpanId, gate.spanId, "the agent's request is the gate's child")
 end)
 
 t.start(nil, function()
