@@ -287,7 +287,10 @@ t.case("trace ID: the spans the node kept of a trace", function()
 		skynet.wakeup(done)
 	end)
 	skynet.wait(done)
-	skynet.yield() -- the fork's span ends once it returned
+	-- the helper's span ends after its answer left, the fork's once it returned
+	t.wait_until(function()
+		return #tracing.spans(id) == 2
+	end, 100)
 	local out = ok("trace " .. id)
 	t.eq(out[1], "trace " .. id .. ": 2 spans", "head line")
 	t.ok(out[2]:find(" ms  ok    " .. skynet.address(helper), 1, true), "the helper's span: " .. out[2])
