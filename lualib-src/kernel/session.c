@@ -8,7 +8,8 @@
  * running coroutine (set here, cleared by dispatch.c when the reply or the
  * error comes), and the request's UV_REQ_SESSION entry, cleared by ret.
  * Reads: UV_PROTO (pack, unpack, id), UV_RUNNING, UV_REQ_SOURCE, UV_TIMERS
- * (a session in use), UV_TRACE_TAG.
+ * (a session in use), UV_TRACE_TAG (through trace.c: a traced coroutine's
+ * call, send, rawsend and redirect send its trace payload first).
  *
  * A call yields "SUSPEND" with lua_yieldk; the dispatcher resumes it with
  * (true, msg, sz, session) on the reply or (false) when the call failed, and

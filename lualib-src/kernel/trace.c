@@ -18,9 +18,18 @@
  * sender's span. A payload without the suffix (skynet.tracecall, or a
  * skynet peer through the cluster) gives a span without a parent.
  *
- * Owns: UV_TRACE_SPAN, k->trace_quiet and k->trace_read (config trace_lines,
- * read once, when the service first traces). Sets UV_TRACE_TAG entries with
- * the spans it begins. Reads: UV_RUNNING, SERVICE_NAME.
+ * Cost. k->traced_n counts the coroutines with a tag and k->trace_pending
+ * the payloads announced and not yet taken (every write of UV_TRACE_TAG and
+ * UV_TRACE_SOURCE goes through kernel_set_tag and kernel_set_trace_source);
+ * the send paths, the start of a request and the end of a coroutine look
+ * at the tables only while these are not 0, so a service with no traced
+ * coroutine pays one branch per message.
+ *
+ * Owns: UV_TRACE_SPAN, k->traced_n, k->trace_pending, k->trace_quiet and
+ * k->trace_read (config trace_lines, read once, when the service first
+ * traces). Sets UV_TRACE_TAG entries with the spans it begins. Reads:
+ * UV_RUNNING, SERVICE_NAME. skynet.error (kernel_lerror) is here too: it
+ * reads the running coroutine's tag.
  */
 
 #include "kernel.h"
