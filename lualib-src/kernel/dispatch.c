@@ -544,7 +544,7 @@ int
 kernel_ldispatch_message(lua_State *L) {
 	lua_settop(L, ARG_SOURCE);
 	struct kernel *k = kernel_push(L);
-	if (take_trace_message(L, k))
+	if (k->trace_read && take_trace_message(L, k)) // trace_read: it traced before
 		return 0;
 	lua_pushcfunction(L, raw_dispatch);
 	for (int i = ARG_PROTOTYPE; i <= ARG_SOURCE; i++)
