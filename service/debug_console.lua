@@ -482,7 +482,13 @@ end, true)
 
 local TRACE_FLAG <const> = { on = true, off = false }
 
-def("trace", "trace <addr> [proto] [on|off]: request tracing of a protocol", function(addr, a, b)
+local TRACE_HELP <const> = "trace <addr> [proto] [on|off] | trace <ID>: request tracing of a "
+	.. "protocol; the spans this node kept of trace ID (32 hex digits: start, duration, outcome, service)"
+
+def("trace", TRACE_HELP, function(addr, a, b)
+	if a == nil and type(addr) == "string" and #addr == 32 and addr:match "^%x+$" then
+		return require("skynet.tracing").report(addr) or fail("No span of trace %s on this node", addr)
+	end
 	local h = to_address(addr)
 	local proto, flag = a, b
 	if b == nil and (a == nil or TRACE_FLAG[a] ~= nil) then

@@ -73,6 +73,11 @@ static const char *const KEYS[] = {
     "thread",
     "timer",
     "tombstone_dir",
+    "trace_lines",
+    "trace_name",
+    "trace_output",
+    "trace_sample",
+    "trace_spans",
 };
 
 #define KEYS_COUNT (sizeof(KEYS) / sizeof(KEYS[0]))
