@@ -365,6 +365,24 @@ function skynet.stat(what) end
 ---@param bytes integer
 function skynet.memlimit(bytes) end
 
+---@class skynet.budget
+---@field cpu_ms_per_s integer milliseconds of CPU per second, 0: not watched
+---@field memory_mb integer Lua heap, 0: not watched
+---@field queue integer messages waiting, 0: not watched
+---@field policy "warn"|"throttle"|"kill"
+
+---@class skynet.budget_change
+---@field cpu_ms_per_s? integer|false
+---@field memory_mb? integer|false
+---@field queue? integer|false
+---@field policy? "warn"|"throttle"|"kill"
+
+---Reads and changes this service's budget: the fields given change (0 or false: not watched);
+---false turns every limit off; nil only reads. Returns the budget now in force.
+---@param t? skynet.budget_change|false
+---@return skynet.budget
+function skynet.budget(t) end
+
 ---Sets the function whose result the debug INFO command returns.
 ---@param f fun(...): any
 function skynet.info_func(f) end
