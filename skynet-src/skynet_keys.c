@@ -53,6 +53,7 @@ static const char *const KEYS[] = {
     "metrics_series_max",
     "metrics_top",
     "preload",
+    "priority_lane",
     "profile",
     "reminder_attempts",
     "reminder_lease",

@@ -109,6 +109,7 @@ main(int argc, char *argv[]) {
 	config.logservice = skynet_optstring("logservice", "logger");
 	config.profile = skynet_optboolean("profile", true);
 	config.malloc_trim = skynet_optboolean("malloc_trim", true);
+	config.priority = skynet_optstring("priority_lane", NULL);
 	const char *timer = skynet_optstring("timer", "real");
 	if (strcmp(timer, "virtual") == 0) {
 		config.virtual_time = true;

@@ -40,6 +40,13 @@
  * marked and has caught up, and then has the socket thread resume its
  * sockets; so does the last release of a marked context.
  *
+ * Priority lane: a context whose name matches the config's priority_lane
+ * patterns gets its queue's lane turned on before init (the service may
+ * change it later through the PRIORITY command); the lane itself is the
+ * queue's (skynet_mq.c). The dispatch loop needs nothing else: every pop
+ * takes the lane first, so an expiry that arrives during a batch runs at the
+ * batch's next message.
+ *
  * Units: cpu_cost and cpu_start are microseconds of CLOCK_MONOTONIC (read
  * through the vDSO, no system call): the time a worker spent inside the
  * service's callback, which equals its CPU time unless the worker thread
@@ -62,6 +69,7 @@
 #include "atomic.h"
 
 #include <assert.h>
+#include <fnmatch.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -97,7 +105,8 @@ struct skynet_node {
 	ATOM_SIZET released; // contexts freed so far (the monitor's hint to trim the heap)
 	int init;
 	pthread_key_t handle_key;
-	bool profile; // default on
+	bool profile;            // default on
+	char *priority_patterns; // owned; the config's priority_lane, or NULL
 };
 
 static struct skynet_node G_NODE;
@@ -186,6 +195,45 @@ drop_message(struct skynet_message *msg, void *ud) {
 		skynet_send(NULL, source, msg->source, PTYPE_ERROR, msg->session, NULL, 0);
 }
 
+/* True when word (len bytes, not terminated) matches one of the patterns of list. */
+static bool
+matches_any(const char *list, const char *word, size_t len) {
+	char name[64];
+	if (len == 0 || len >= sizeof(name))
+		return false;
+	memcpy(name, word, len);
+	name[len] = '\0';
+	char pattern[64];
+	const char *p = list;
+	for (;;) {
+		p += strspn(p, " \t,");
+		size_t n = strcspn(p, " \t,");
+		if (n == 0)
+			return false;
+		if (n < sizeof(pattern)) {
+			memcpy(pattern, p, n);
+			pattern[n] = '\0';
+			if (fnmatch(pattern, name, 0) == 0)
+				return true;
+		}
+		p += n;
+	}
+}
+
+/* Does the config ask for the priority lane of the service module name + param? */
+static bool
+wants_priority(const char *name, const char *param) {
+	const char *list = G_NODE.priority_patterns;
+	if (list == NULL)
+		return false;
+	if (matches_any(list, name, strlen(name)))
+		return true;
+	if (param == NULL)
+		return false;
+	param += strspn(param, " \t");
+	return matches_any(list, param, strcspn(param, " \t"));
+}
+
 uint32_t
 skynet_context_new(const char *name, const char *param) {
 	struct skynet_module *mod = skynet_module_query(name);
@@ -204,6 +252,8 @@ skynet_context_new(const char *name, const char *param) {
 	ctx->box.handle = handle;
 	// Starts marked as scheduled: no worker runs the service before init succeeded.
 	struct message_queue *queue = ctx->box.queue = skynet_mq_create(handle);
+	if (wants_priority(name, param))
+		skynet_mq_set_priority(queue, true);
 	context_inc(); // before anyone can retire it: the count never dips to 0 meanwhile
 	// Complete now: from here on other threads can grab it, send to it, retire it.
 	skynet_handle_publish(handle, ctx);
@@ -601,6 +651,8 @@ skynet_globalinit(void) {
 
 void
 skynet_globalexit(void) {
+	skynet_free(G_NODE.priority_patterns);
+	G_NODE.priority_patterns = NULL;
 	pthread_key_delete(G_NODE.handle_key);
 	G_NODE.init = 0;
 }
@@ -614,4 +666,11 @@ skynet_initthread(int m) {
 void
 skynet_profile_enable(int enable) {
 	G_NODE.profile = (bool)enable;
+}
+
+void
+skynet_priority_configure(const char *patterns) {
+	skynet_free(G_NODE.priority_patterns);
+	bool none = patterns == NULL || patterns[strspn(patterns, " \t,")] == '\0';
+	G_NODE.priority_patterns = none ? NULL : skynet_strdup(patterns);
 }

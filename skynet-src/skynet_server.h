@@ -118,5 +118,13 @@ void skynet_globalexit(void);
 void skynet_initthread(int m);
 /* Turn per-service CPU accounting on or off for services created later. */
 void skynet_profile_enable(int enable);
+/*
+ * The config's priority_lane: service-name patterns (fnmatch(3) globs,
+ * separated by blanks or commas; NULL or "" for none). A service created
+ * later whose module name or first parameter word (a Lua service's file
+ * name) matches one starts with its priority lane on (skynet_mq.c). Copies
+ * patterns. Not thread-safe: call before the first service is created.
+ */
+void skynet_priority_configure(const char *patterns);
 
 #endif

@@ -248,7 +248,23 @@ skynet_timer_cancel(uint32_t handle, int session) {
 int
 skynet_timeout_new(struct skynet_context *ctx, int time_cs) {
 	int session = skynet_context_newsession(ctx);
-	skynet_timeout(skynet_context_handle(ctx), time_cs, session);
+	uint32_t handle = skynet_context_handle(ctx);
+	if (time_cs > 0) {
+		skynet_timeout(handle, time_cs, session);
+		return session;
+	}
+	/*
+	 * Due now (skynet.yield): no expiry, but a response the service sends
+	 * itself, so that it queues behind the backlog even with the priority
+	 * lane on (skynet_mq.c sends responses from source 0 into the lane).
+	 */
+	struct skynet_message msg = {
+	    .source = handle,
+	    .session = session,
+	    .data = NULL,
+	    .sz = skynet_message_sz(PTYPE_RESPONSE, 0),
+	};
+	(void)skynet_post(handle, &msg); // a service that is gone gets nothing
 	return session;
 }
 

@@ -355,6 +355,12 @@ function skynet.endless() end
 ---@return integer
 function skynet.mqlen() end
 
+---Turn this service's priority lane on or off (nil: only ask): timer expiries and
+---debug and system messages then overtake the ordinary backlog. Returns the previous setting.
+---@param on? boolean
+---@return boolean
+function skynet.priority(on) end
+
 ---A statistic of this service: "mqlen", "cpu", "time", "message", "endless", "timers", ...
 ---Nothing for an unknown key.
 ---@param what string
