@@ -14,8 +14,8 @@
  * call's response by its source: the timer posts its PTYPE_RESPONSE with
  * source 0, and no service can send with source 0 (skynet_send replaces it
  * with the sender's handle), so a response from 0 is always a timer's (a
- * timeout of 0 is not one: the kernel sends it to the service itself, see
- * skynet_timeout_new's callers). Order: each ring is a FIFO, so messages of
+ * timeout of 0 is not one: skynet_timeout_new posts it from the service
+ * itself, so skynet.yield still lets the backlog run first). Order: each ring is a FIFO, so messages of
  * one lane keep their arrival order; between lanes, a priority message
  * overtakes every ordinary one queued before it. Nothing else changes: with
  * the lane off (the default) the lane is never used and the queue behaves as
