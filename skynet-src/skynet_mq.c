@@ -209,14 +209,14 @@ ring_length(int head, int tail, int cap) {
 }
 
 /* Messages in the lane. Under the queue's lock. */
-static int
+static inline int
 lane_length(const struct message_queue *q) {
 	const struct mq_lane *l = q->lane;
 	return l == NULL ? 0 : ring_length(l->head, l->tail, l->cap);
 }
 
 /* Messages in both rings. Under the queue's lock. */
-static int
+static inline int
 queue_length(const struct message_queue *q) {
 	return ring_length(q->head, q->tail, q->cap) + lane_length(q);
 }
@@ -262,8 +262,8 @@ skynet_mq_priority(struct message_queue *q) {
 	return on;
 }
 
-bool
-skynet_mq_is_priority(const struct skynet_message *m) {
+static inline bool
+is_priority(const struct skynet_message *m) {
 	switch (skynet_message_type(m->sz)) {
 	case PTYPE_DEBUG:
 	case PTYPE_SYSTEM:
@@ -273,6 +273,11 @@ skynet_mq_is_priority(const struct skynet_message *m) {
 	default:
 		return false;
 	}
+}
+
+bool
+skynet_mq_is_priority(const struct skynet_message *m) {
+	return is_priority(m);
 }
 
 size_t
@@ -415,9 +420,8 @@ void
 skynet_mq_push(struct message_queue *q, struct skynet_message *message) {
 	assert(message);
 	size_t bytes = message_bytes(message); // the pusher still owns the payload here
-	bool urgent = skynet_mq_is_priority(message);
 	SPIN_LOCK(q);
-	if (urgent && q->priority)
+	if (q->priority && is_priority(message))
 		lane_push(q, message);
 	else
 		ring_push(q, message);

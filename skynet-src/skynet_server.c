@@ -195,27 +195,31 @@ drop_message(struct skynet_message *msg, void *ud) {
 		skynet_send(NULL, source, msg->source, PTYPE_ERROR, msg->session, NULL, 0);
 }
 
-/* True when word (len bytes, not terminated) matches one of the patterns of list. */
+#define PATTERN_SEP " \t,"
+
+/*
+ * True when word (len bytes, not terminated) matches one of the patterns of
+ * list (each at most SKYNET_PRIORITY_PATTERN_MAX bytes: checked at
+ * configuration). A name too long for the buffer matches no pattern.
+ */
 static bool
 matches_any(const char *list, const char *word, size_t len) {
-	char name[64];
+	char name[128];
 	if (len == 0 || len >= sizeof(name))
 		return false;
 	memcpy(name, word, len);
 	name[len] = '\0';
-	char pattern[64];
+	char pattern[SKYNET_PRIORITY_PATTERN_MAX + 1];
 	const char *p = list;
 	for (;;) {
-		p += strspn(p, " \t,");
-		size_t n = strcspn(p, " \t,");
+		p += strspn(p, PATTERN_SEP);
+		size_t n = strcspn(p, PATTERN_SEP);
 		if (n == 0)
 			return false;
-		if (n < sizeof(pattern)) {
-			memcpy(pattern, p, n);
-			pattern[n] = '\0';
-			if (fnmatch(pattern, name, 0) == 0)
-				return true;
-		}
+		memcpy(pattern, p, n);
+		pattern[n] = '\0';
+		if (fnmatch(pattern, name, 0) == 0)
+			return true;
 		p += n;
 	}
 }
@@ -668,9 +672,17 @@ skynet_profile_enable(int enable) {
 	G_NODE.profile = (bool)enable;
 }
 
-void
+int
 skynet_priority_configure(const char *patterns) {
+	bool none = patterns == NULL || patterns[strspn(patterns, PATTERN_SEP)] == '\0';
+	for (const char *p = none ? "" : patterns; *p != '\0';) {
+		p += strspn(p, PATTERN_SEP);
+		size_t n = strcspn(p, PATTERN_SEP);
+		if (n > SKYNET_PRIORITY_PATTERN_MAX)
+			return SKYNET_EINVAL;
+		p += n;
+	}
 	skynet_free(G_NODE.priority_patterns);
-	bool none = patterns == NULL || patterns[strspn(patterns, " \t,")] == '\0';
 	G_NODE.priority_patterns = none ? NULL : skynet_strdup(patterns);
+	return 0;
 }

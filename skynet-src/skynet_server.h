@@ -123,8 +123,11 @@ void skynet_profile_enable(int enable);
  * separated by blanks or commas; NULL or "" for none). A service created
  * later whose module name or first parameter word (a Lua service's file
  * name) matches one starts with its priority lane on (skynet_mq.c). Copies
- * patterns. Not thread-safe: call before the first service is created.
+ * patterns. Returns 0, or SKYNET_EINVAL (nothing set) when a pattern is
+ * longer than SKYNET_PRIORITY_PATTERN_MAX bytes. Not thread-safe: call
+ * before the first service is created.
  */
-void skynet_priority_configure(const char *patterns);
+#define SKYNET_PRIORITY_PATTERN_MAX 63
+int skynet_priority_configure(const char *patterns);
 
 #endif

@@ -534,7 +534,6 @@ skynet_start(struct skynet_config *config) {
 	skynet_socket_set_output_limit(config->output_limit);
 	skynet_socket_set_backlog(config->listen_backlog);
 	skynet_profile_enable(config->profile);
-	skynet_priority_configure(config->priority);
 
 	uint32_t logger_handle = skynet_context_new(config->logservice, config->logger);
 	// No worker runs yet, so the logger cannot have exited before this grab.
