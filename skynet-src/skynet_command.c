@@ -280,14 +280,13 @@ cmd_stat(struct skynet_context *context, const char *param) {
  */
 static const char *
 cmd_priority(struct skynet_context *context, const char *param) {
-	struct message_queue *q = skynet_mailbox_of(context)->queue;
 	bool was;
 	if (param == NULL || param[0] == '\0') {
-		was = skynet_mq_priority(q);
+		was = skynet_context_priority(context);
 	} else if (strcmp(param, "on") == 0) {
-		was = skynet_mq_set_priority(q, true);
+		was = skynet_context_set_priority(context, true);
 	} else if (strcmp(param, "off") == 0) {
-		was = skynet_mq_set_priority(q, false);
+		was = skynet_context_set_priority(context, false);
 	} else {
 		return NULL;
 	}

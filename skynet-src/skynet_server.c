@@ -519,6 +519,16 @@ skynet_context_running_us(struct skynet_context *ctx) {
 }
 
 bool
+skynet_context_priority(struct skynet_context *ctx) {
+	return skynet_mq_priority(ctx->box.queue);
+}
+
+bool
+skynet_context_set_priority(struct skynet_context *ctx, bool on) {
+	return skynet_mq_set_priority(ctx->box.queue, on);
+}
+
+bool
 skynet_context_take_endless(struct skynet_context *ctx) {
 	return ATOM_XCHG(&ctx->endless, 0) != 0;
 }

@@ -100,6 +100,12 @@ void skynet_context_stat(struct skynet_context *ctx, struct skynet_service_stat 
  * runs or profiling is off for ctx. From ctx's own callback.
  */
 uint64_t skynet_context_running_us(struct skynet_context *ctx);
+/*
+ * ctx's priority lane (skynet_mq.c): whether it is on, and turning it on or
+ * off (returns the previous setting). Thread-safe.
+ */
+bool skynet_context_priority(struct skynet_context *ctx);
+bool skynet_context_set_priority(struct skynet_context *ctx, bool on);
 /* Read and clear ctx's endless flag (skynet_context_endless). Thread-safe. */
 bool skynet_context_take_endless(struct skynet_context *ctx);
 /*
