@@ -13,10 +13,12 @@
 --   near[key] = rec   every pending record with at < horizon (the window:
 --                     horizon is about now + reminder_window), delivering
 --                     ones included (rec.inflight).
---   buckets[tick]     the near records waiting, by the centisecond tick of
---                     the node's timer at which their at has come (see
---                     ticks); one skynet.timeout per bucket, so a near
---                     record fires with the timer wheel's precision.
+--   buckets[tick]     the near records waiting, by the tick at which their
+--                     at has come (a monotonic millisecond in real time, a
+--                     centisecond in virtual time: see ticks); one timer
+--                     per bucket (a precise skynet.timeout_us in real
+--                     time), so a near record fires within about a
+--                     millisecond of its instant, not a poll's period.
 -- Far records cost the node nothing: the loader brings them in as the
 -- window reaches them (SQLite: it sleeps until the earliest stored `at`
 -- comes within half a window; Redis: it polls every second, because other
@@ -221,22 +223,25 @@ local function fire_bucket(tick, ep)
 	deliver_ready()
 end
 
--- The tick whose timer fires once `at` has come, and the tick now. Real
--- time: ticks of CLOCK_MONOTONIC (the node's timer fires at the boundary
--- of a monotonic centisecond), at mapped through the offset between the
--- wall and monotonic clocks now; so a run fires at the first boundary after
--- its instant (0 to 10 ms late), never at one before it. Virtual time: the
--- wall clock moves with the node's clock, in centiseconds.
+-- The tick whose timer fires once `at` has come, and the wait until it.
+-- Real time: ticks are milliseconds of CLOCK_MONOTONIC, at mapped through
+-- the offset between the wall and monotonic clocks now, and the wait is a
+-- precise timer (skynet.timeout_us, microseconds): a run fires at the first
+-- millisecond after its instant plus the timer thread's wake-up, never
+-- before it. Virtual time: ticks are the node's centiseconds (the wall
+-- clock moves with them) and the wait a skynet.timeout.
 local function ticks(at)
 	if conf.virtual then
-		return math_ceil(at * 100 - CLOCK_EPS * 100), math_floor(wall() * 100)
+		local tick = math_ceil(at * 100 - CLOCK_EPS * 100)
+		return tick, tick - math_floor(wall() * 100)
 	end
 	local mono = skynet.hpc()
-	return math_ceil((mono + (at - wall()) * 1e9) / 1e7), mono // 10000000
+	local tick = math_ceil((mono + (at - wall()) * 1e9) / 1e6)
+	return tick, tick * 1000 - mono // 1000
 end
 
 function arm(rec)
-	local tick, now_tick = ticks(rec.at)
+	local tick, delay = ticks(rec.at)
 	rec.tick = tick
 	local b = buckets[tick]
 	if b then
@@ -244,11 +249,17 @@ function arm(rec)
 		return
 	end
 	buckets[tick] = { rec }
-	local delay = tick - now_tick
 	local ep = epoch
-	skynet.timeout(delay > 0 and delay or 0, function()
+	local fire = function()
 		fire_bucket(tick, ep)
-	end)
+	end
+	if delay <= 0 then
+		skynet.timeout(0, fire)
+	elseif conf.virtual then
+		skynet.timeout(delay, fire)
+	else
+		skynet.timeout_us(delay, fire)
+	end
 end
 
 -- A step of the wall clock: every waiting near record is armed again.

@@ -158,6 +158,14 @@ skynet_monotonic_ns(void) {
 int skynet_timeout_new(struct skynet_context *ctx, int time_cs);
 
 /*
+ * Arm a precise timer for ctx: like skynet_timeout_new, but the response
+ * arrives once delay_us microseconds have passed (never earlier), within
+ * the timer thread's wake-up latency rather than at a centisecond tick.
+ * In virtual time: the whole centiseconds that cover delay_us.
+ */
+int skynet_timeout_us_new(struct skynet_context *ctx, int64_t delay_us);
+
+/*
  * Cancel the pending timer that will answer ctx with session. Returns 0 when a
  * pending timer was removed (no message will be sent), SKYNET_ENOENT when
  * there is none (it fired already, or never existed). Thread-safe, O(1).

@@ -51,7 +51,20 @@
  * wake_cs and an add's comparison with it happen under lock, so either the
  * thread saw the new timer or the adder sees the new wake_cs.
  *
- * now_cs and clock_cs (the monotonic reading that matches now_cs) are read
+ * Precise timers (skynet_timeout_us) live beside the wheel in a heap of
+ * microsecond deadlines (skynet_fine.c), under the same lock. The timer
+ * thread's wake-up instant (wake_us) is the earlier of the next tick's
+ * beginning and the heap's first deadline; an add before wake_us kicks it.
+ * skynet_updatetime pops what is due after advancing the wheel, so a
+ * precise timer fires within the thread's wake-up latency of its deadline
+ * (tens of microseconds) instead of up to a tick later. Why not finer
+ * ticks: every timer would pay for them (10x the ticks to advance, a wheel
+ * node with a remainder field), while few deadlines need better than a
+ * centisecond; the heap costs O(log n) only for those that ask. In virtual
+ * time a precise timer is a wheel timer of the covering centiseconds.
+ *
+ * The clock (CLOCK) counts microseconds; the wheel uses its whole
+ * centiseconds. now_cs and clock_cs (the monotonic reading that matches now_cs) are read
  * without the lock. The timer thread stores clock_cs and then now_cs;
  * current_cs loads now_cs and then clock_cs, so it never pairs a new now_cs
  * with an old clock_cs, and the estimate can only fall short (never early).
@@ -59,6 +72,7 @@
 #include "skynet_timer.h"
 
 #include "skynet.h"
+#include "skynet_fine.h"
 #include "skynet_post.h"
 #include "skynet_wheel.h"
 #include "atomic.h"
@@ -75,6 +89,8 @@ struct timer_state {
 	struct skynet_wheel *wheel;   // owned; lock
 	uint64_t wheel_cs;            // lock; written by the advancer only
 	uint64_t wake_cs;             // lock; the tick the sleeping timer thread wakes at
+	struct skynet_fine *fine;     // owned; lock: the precise timers
+	uint64_t wake_us;             // lock; the instant (CLOCK) the sleeping timer thread wakes at
 	struct skynet_cond advancing; // its mutex only
 	bool warned_backwards;        // advancing
 	ATOM_U64 now_cs;
@@ -90,11 +106,17 @@ struct timer_state {
 static struct timer_state *TIMER;
 
 static uint64_t
-monotonic_cs(void) {
-	return skynet_monotonic_ns() / 10000000;
+monotonic_real_us(void) {
+	return skynet_monotonic_ns() / 1000;
 }
 
-static skynet_timer_clock_cb CLOCK = monotonic_cs;
+static skynet_timer_clock_cb CLOCK = monotonic_real_us;
+
+/* The clock in whole centiseconds: the wheel's ticks. */
+static uint64_t
+clock_cs(void) {
+	return CLOCK() / 10000;
+}
 static skynet_timer_kick_cb KICK = NULL;
 
 void
@@ -104,7 +126,7 @@ skynet_timer_set_kick(skynet_timer_kick_cb kick) {
 
 void
 skynet_timer_set_clock(skynet_timer_clock_cb clock) {
-	CLOCK = clock != NULL ? clock : monotonic_cs;
+	CLOCK = clock != NULL ? clock : monotonic_real_us;
 }
 
 void
@@ -118,9 +140,10 @@ skynet_timer_init(bool virtual_time) {
 	t->virtual_time = virtual_time;
 	uint64_t now = virtual_time ? 0 : (uint64_t)wall.tv_nsec / 10000000;
 	ATOM_INIT(&t->now_cs, now);
-	ATOM_INIT(&t->clock_cs, virtual_time ? 0 : CLOCK());
+	ATOM_INIT(&t->clock_cs, virtual_time ? 0 : clock_cs());
 	t->wheel_cs = now;
 	t->wheel = skynet_wheel_create((uint32_t)now);
+	t->fine = skynet_fine_create();
 	TIMER = t;
 }
 
@@ -131,6 +154,7 @@ skynet_timer_exit(void) {
 		return;
 	TIMER = NULL;
 	skynet_wheel_release(t->wheel);
+	skynet_fine_release(t->fine);
 	skynet_cond_destroy(&t->advancing);
 	SPIN_DESTROY(t);
 	skynet_free(t);
@@ -156,7 +180,7 @@ current_cs(const struct timer_state *t) {
 	if (t->virtual_time)
 		return now;
 	uint64_t last = ATOM_LOAD(&t->clock_cs); // after now_cs: see the top comment
-	uint64_t clock = CLOCK();
+	uint64_t clock = clock_cs();
 	return clock > last ? now + (clock - last) : now;
 }
 
@@ -237,10 +261,34 @@ skynet_timeout(uint32_t handle, int time_cs, int session) {
 }
 
 int
+skynet_timeout_us(uint32_t handle, int64_t delay_us, int session) {
+	struct timer_state *t = TIMER;
+	if (t->virtual_time) {
+		/* Virtual time moves in whole ticks: the first one at or after the deadline. */
+		int64_t cs = delay_us > 0 ? (delay_us + 9999) / 10000 : 0;
+		return skynet_timeout(handle, cs < INT32_MAX ? (int)cs : INT32_MAX, session);
+	}
+	if (delay_us <= 0)
+		return push_response(handle, session) == 0 ? session : SKYNET_EDEAD;
+	uint64_t due = monotonic_us() + (uint64_t)delay_us;
+	SPIN_LOCK(t);
+	skynet_fine_add(t->fine, handle, session, due);
+	bool kick = due < t->wake_us;
+	if (kick)
+		t->wake_us = due; // one kick is enough for every earlier add
+	SPIN_UNLOCK(t);
+	if (kick && KICK)
+		KICK();
+	return session;
+}
+
+int
 skynet_timer_cancel(uint32_t handle, int session) {
 	struct timer_state *t = TIMER;
 	SPIN_LOCK(t);
 	int err = skynet_wheel_cancel(t->wheel, handle, session);
+	if (err != 0)
+		err = skynet_fine_cancel(t->fine, handle, session);
 	SPIN_UNLOCK(t);
 	return err;
 }
@@ -269,6 +317,13 @@ skynet_timeout_new(struct skynet_context *ctx, int time_cs) {
 }
 
 int
+skynet_timeout_us_new(struct skynet_context *ctx, int64_t delay_us) {
+	int session = skynet_context_newsession(ctx);
+	skynet_timeout_us(skynet_context_handle(ctx), delay_us, session);
+	return session;
+}
+
+int
 skynet_timeout_cancel(struct skynet_context *ctx, int session) {
 	return skynet_timer_cancel(skynet_context_handle(ctx), session);
 }
@@ -282,6 +337,9 @@ skynet_timer_remove_service(uint32_t handle) {
 		removed = skynet_wheel_remove_service(t->wheel, handle, TIMER_BATCH);
 		SPIN_UNLOCK(t);
 	} while (removed == TIMER_BATCH);
+	SPIN_LOCK(t);
+	(void)skynet_fine_remove_service(t->fine, handle);
+	SPIN_UNLOCK(t);
 }
 
 size_t
@@ -289,6 +347,7 @@ skynet_timer_pending(uint32_t handle) {
 	struct timer_state *t = TIMER;
 	SPIN_LOCK(t);
 	size_t n = handle == 0 ? skynet_wheel_count(t->wheel) : skynet_wheel_pending(t->wheel, handle);
+	n += skynet_fine_pending(t->fine, handle);
 	SPIN_UNLOCK(t);
 	return n;
 }
@@ -318,13 +377,30 @@ advance_to(struct timer_state *t, uint64_t target_cs) {
 	} while (more);
 }
 
+/* Queue the precise timers that are due, batch by batch. Caller holds advancing. */
+static void
+fire_fine(struct timer_state *t) {
+	struct skynet_wheel_expired batch[TIMER_BATCH];
+	uint64_t due[TIMER_BATCH];
+	size_t n;
+	do {
+		uint64_t now_us = monotonic_us();
+		SPIN_LOCK(t);
+		n = skynet_fine_pop(t->fine, now_us, batch, due, TIMER_BATCH);
+		SPIN_UNLOCK(t);
+		dispatch(batch, n);
+		for (size_t i = 0; i < n; i++)
+			count_fired(t, 1, now_us - due[i]);
+	} while (n == TIMER_BATCH);
+}
+
 void
 skynet_updatetime(void) {
 	struct timer_state *t = TIMER;
 	if (t->virtual_time)
 		return;
 	skynet_cond_lock(&t->advancing);
-	uint64_t clock = CLOCK();
+	uint64_t clock = clock_cs();
 	uint64_t last = ATOM_LOAD(&t->clock_cs);
 	uint64_t back_cs = 0;
 	if (clock < last) {
@@ -340,17 +416,15 @@ skynet_updatetime(void) {
 		ATOM_STORE(&t->now_cs, now);
 		advance_to(t, now);
 	}
+	fire_fine(t);
 	skynet_cond_unlock(&t->advancing);
 	if (back_cs != 0)
 		skynet_error(NULL, "warn: timer: clock went backwards diff_cs=%" PRIu64, back_cs);
 }
 
-/* Microseconds on the same scale as CLOCK (a fake clock has cs resolution only). */
 static uint64_t
 monotonic_us(void) {
-	if (CLOCK != monotonic_cs)
-		return CLOCK() * 10000;
-	return skynet_monotonic_ns() / 1000;
+	return CLOCK();
 }
 
 uint64_t
@@ -367,11 +441,13 @@ skynet_timer_wait_us(uint64_t max_us) {
 	else
 		target = t->wheel_cs + next;
 	t->wake_cs = target;
-	SPIN_UNLOCK(t);
-	if (target <= now)
-		return 0;
 	// Tick target begins when the monotonic clock reaches clock + (target - now) cs.
-	uint64_t wake_us = (clock + (target - now)) * 10000;
+	uint64_t wake_us = target <= now ? 0 : (clock + (target - now)) * 10000;
+	uint64_t fine = skynet_fine_next(t->fine);
+	if (fine < wake_us)
+		wake_us = fine;
+	t->wake_us = wake_us;
+	SPIN_UNLOCK(t);
 	uint64_t us = monotonic_us();
 	if (wake_us <= us)
 		return 0;

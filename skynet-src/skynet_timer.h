@@ -6,7 +6,8 @@
  *
  * The node's timer service: one wheel (skynet_wheel.h) driven by the timer
  * thread from CLOCK_MONOTONIC in centiseconds, or, in virtual time, by the
- * scheduler whenever the node is idle. Expired timers become PTYPE_RESPONSE
+ * scheduler whenever the node is idle; beside it a heap of precise timers
+ * (skynet_fine.h) in microseconds. Expired timers become PTYPE_RESPONSE
  * messages (source 0, the timer's session, no data) in the owner's queue;
  * one for a service that is gone is dropped. Messages are pushed without
  * holding the timer's lock. Locking and time rules: skynet_timer.c.
@@ -33,6 +34,17 @@ void skynet_timer_exit(void);
 int skynet_timeout(uint32_t handle, int time_cs, int session);
 
 /*
+ * A precise timer: deliver the response to handle with session once
+ * delay_us microseconds of the monotonic clock have passed, never earlier,
+ * and within the timer thread's wake-up latency after (not at the next
+ * centisecond tick). delay_us <= 0 queues it at once (SKYNET_EDEAD when
+ * handle is dead). In virtual time it is a skynet_timeout of the whole
+ * centiseconds that cover delay_us. Cancel and retirement treat both kinds
+ * alike. Thread-safe; O(log n) in the precise timers pending.
+ */
+int skynet_timeout_us(uint32_t handle, int64_t delay_us, int session);
+
+/*
  * Remove the pending timer (handle, session); of several, the one set last.
  * Returns 0 (no message will be sent), or SKYNET_ENOENT when none is pending
  * (it never existed, or it fired: its message may still be on its way).
@@ -57,9 +69,11 @@ void skynet_updatetime(void);
 
 /*
  * Timer thread, after skynet_updatetime: microseconds until the tick of the
- * next pending deadline begins (0 when something is due), at most max_us.
- * Records that tick as the thread's wake-up point: a skynet_timeout whose
- * deadline comes earlier calls the kick callback. Real time only.
+ * next pending deadline begins, or until the next precise deadline if that
+ * comes first (0 when something is due), at most max_us. Records that
+ * instant as the thread's wake-up point: a skynet_timeout or
+ * skynet_timeout_us whose deadline comes earlier calls the kick callback.
+ * Real time only.
  */
 uint64_t skynet_timer_wait_us(uint64_t max_us);
 
@@ -80,7 +94,7 @@ void skynet_timer_set_kick(skynet_timer_kick_cb kick);
  */
 bool skynet_timer_advance_idle(void);
 
-/* A monotonic clock reading in centiseconds. */
+/* A monotonic clock reading in microseconds. */
 typedef uint64_t (*skynet_timer_clock_cb)(void);
 
 /*

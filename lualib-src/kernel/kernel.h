@@ -31,8 +31,9 @@
 
 #define KERNEL_SESSION_MAX    0x7fffffff
 #define KERNEL_TIMER_REBUILD  1024 // pending timeouts before the table is ever rebuilt
-#define KERNEL_SESSION_TABLES 3    // UV_WAITING, UV_TIMERS, UV_WATCHING: keyed by session
-#define KERNEL_SESSION_SMALL  64   // entries below which a session table is left as Lua made it
+#define KERNEL_PRECISE_MAX_US 1000000000000000LL // timeout_us cap (about 31 years)
+#define KERNEL_SESSION_TABLES 3  // UV_WAITING, UV_TIMERS, UV_WATCHING: keyed by session
+#define KERNEL_SESSION_SMALL  64 // entries below which a session table is left as Lua made it
 
 /* The host's accounting resume: same contract as lua_resume plus moving values.
  * resume(L, co, narg) moves narg values from L to co, resumes co and moves its
@@ -320,6 +321,7 @@ void kernel_session_remake(lua_State *L, int K, struct kernel *k, int v, int n);
 int kernel_results_k(lua_State *L, int status, lua_KContext ctx);
 
 int kernel_ltimeout(lua_State *L);
+int kernel_ltimeout_us(lua_State *L);
 int kernel_lsleep(lua_State *L);
 int kernel_lwait(lua_State *L);
 int kernel_lwakeup(lua_State *L);

@@ -58,6 +58,7 @@ static const struct lazy_name LAZY[] = {
     {"self", LAZY_KERNEL, kernel_lself, NULL},
     {"address", LAZY_KERNEL, kernel_laddress, NULL},
     {"timeout", LAZY_KERNEL, kernel_ltimeout, NULL},
+    {"timeout_us", LAZY_KERNEL, kernel_ltimeout_us, NULL},
     {"sleep", LAZY_KERNEL, kernel_lsleep, NULL},
     {"wait", LAZY_KERNEL, kernel_lwait, NULL},
     {"wakeup", LAZY_KERNEL, kernel_lwakeup, NULL},

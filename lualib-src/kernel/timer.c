@@ -13,7 +13,8 @@
  * S.pending, S.pending_count and S.creation tell skynet.task what waits.
  * Reads: UV_RUNNING, UV_WAITING (S.pending).
  *
- * Units: centiseconds.
+ * Units: centiseconds; microseconds for timeout_us (a precise timer of the
+ * node's timer thread: skynet_timeout_us_new).
  */
 
 #include "kernel.h"
@@ -21,6 +22,7 @@
 #include <lauxlib.h>
 
 #include <limits.h>
+#include <math.h>
 
 /* ti at idx is not an integer: any number or numeric string, floored, through
  * skynet.core's own rules. Returns the session. */
@@ -69,9 +71,24 @@ call_upvalue(lua_State *L) {
 	return kernel_results_k(L, LUA_OK, base);
 }
 
-/* skynet.timeout(ti, func) -> timer object */
-int
-kernel_ltimeout(lua_State *L) {
+/* A precise timer of the number of microseconds at idx, rounded up (never early). */
+static int
+arm_precise(lua_State *L, int K, struct kernel *k, int idx) {
+	lua_Number us = luaL_checknumber(L, idx);
+	if (k->wrapped)
+		kernel_session_guard(L, K, k);
+	us = ceil(us);
+	int64_t delay = us > (lua_Number)KERNEL_PRECISE_MAX_US ? KERNEL_PRECISE_MAX_US
+	                : us > 0                               ? (int64_t)us
+	                                                       : 0;
+	int session = skynet_timeout_us_new(k->ctx, delay);
+	kernel_track(k, session);
+	return session;
+}
+
+/* skynet.timeout(ti, func) and skynet.timeout_us(us, func) -> timer object */
+static int
+timeout_with(lua_State *L, bool precise) {
 	enum { ARG_TI = 1, ARG_FUNC, SLOT_KERNEL };
 	lua_settop(L, ARG_FUNC);
 	struct kernel *k = kernel_push(L);
@@ -80,7 +97,8 @@ kernel_ltimeout(lua_State *L) {
 		lua_pushcclosure(L, call_upvalue, 1);
 		lua_replace(L, ARG_FUNC);
 	}
-	int session = kernel_arm_timer(L, SLOT_KERNEL, k, ARG_TI);
+	int session = precise ? arm_precise(L, SLOT_KERNEL, k, ARG_TI)
+	                      : kernel_arm_timer(L, SLOT_KERNEL, k, ARG_TI);
 	lua_pushvalue(L, ARG_FUNC);
 	kernel_seti(L, SLOT_KERNEL, UV_TIMERS, session);
 	if (++k->timer_n > k->timer_peak)
@@ -91,6 +109,16 @@ kernel_ltimeout(lua_State *L) {
 	}
 	lua_pushlightuserdata(L, (void *)(intptr_t)session);
 	return 1;
+}
+
+int
+kernel_ltimeout(lua_State *L) {
+	return timeout_with(L, false);
+}
+
+int
+kernel_ltimeout_us(lua_State *L) {
+	return timeout_with(L, true);
 }
 
 void

@@ -173,6 +173,32 @@ t.case("now never goes backwards across many sleeps", function()
 	end
 end)
 
+t.case("timeout_us: the covering centiseconds in virtual time, cancel, bad time", function()
+	local fired = {}
+	local t0 = skynet.now()
+	skynet.timeout_us(15000, function()
+		fired[#fired + 1] = { "15000us", skynet.now() - t0 }
+	end)
+	skynet.timeout_us(10000, function()
+		fired[#fired + 1] = { "10000us", skynet.now() - t0 }
+	end)
+	skynet.timeout_us(0.5, function()
+		fired[#fired + 1] = { "0.5us", skynet.now() - t0 }
+	end)
+	local dropped = skynet.timeout_us(5000, function()
+		fired[#fired + 1] = { "cancelled", skynet.now() - t0 }
+	end)
+	skynet.killthread(dropped)
+	skynet.sleep(5)
+	local got = {}
+	for i, f in ipairs(fired) do
+		got[i] = f[1] .. "@" .. f[2]
+	end
+	t.eq(table.concat(got, ","), "10000us@1,0.5us@1,15000us@2",
+		"fired at the covering tick, in the order set within one tick")
+	t.raises("number expected", skynet.timeout_us, "soon", function() end)
+end)
+
 t.start(nil, function()
 	unknown_responses = t.watch_unknown_responses()
 end)

@@ -15,10 +15,11 @@
 #include <string.h>
 
 static uint64_t FAKE_CS;
+static uint64_t FAKE_SUB_US; // microseconds past FAKE_CS
 
 static uint64_t
 fake_clock(void) {
-	return FAKE_CS;
+	return FAKE_CS * 10000 + FAKE_SUB_US;
 }
 
 #define MAXGOT 64
@@ -71,6 +72,7 @@ count_kick(void) {
 static struct skynet_context *
 setup(bool virtual_time, uint64_t clock_cs) {
 	FAKE_CS = clock_cs;
+	FAKE_SUB_US = 0;
 	memset(&GOT, 0, sizeof(GOT));
 	KICKS = 0;
 	const struct skynet_module m[] = {
@@ -313,6 +315,91 @@ clock_backwards_never_moves_now_back(int *failed) {
 	teardown();
 }
 
+static void
+precise_timer_fires_at_its_microsecond(int *failed) {
+	struct skynet_context *ctx = setup(false, 5000);
+	uint32_t h = skynet_context_handle(ctx);
+	skynet_updatetime();
+	TT_CHECK(skynet_timer_wait_us(1000000) == 1000000);
+	TT_CHECK(skynet_timeout_us(h, 3500, 1) == 1);
+	TT_CHECK(KICKS == 1); // before the planned wake
+	skynet_timeout_us(h, 3500, 2);
+	skynet_timeout_us(h, 1200, 3);
+	TT_CHECK(KICKS == 2);
+	TT_CHECK(skynet_timer_pending(h) == 3 && skynet_timer_pending(0) == 3);
+	TT_CHECK(skynet_timer_wait_us(1000000) == 1200); // not the next tick, 10 ms away
+	FAKE_SUB_US = 1199;
+	skynet_updatetime();
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(GOT.n == 0); // never early
+	FAKE_SUB_US = 1200;
+	skynet_updatetime();
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(GOT.n == 1 && GOT.session[0] == 3 && GOT.type[0] == PTYPE_RESPONSE);
+	TT_CHECK(GOT.source[0] == 0);
+	TT_CHECK(skynet_timer_wait_us(1000000) == 2300);
+	FAKE_SUB_US = 3499;
+	skynet_updatetime();
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(GOT.n == 1);
+	FAKE_SUB_US = 3600; // the same deadline: in the order they were set
+	skynet_updatetime();
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(GOT.n == 3 && GOT.session[1] == 1 && GOT.session[2] == 2);
+	TT_CHECK(skynet_timer_pending(0) == 0);
+	TT_CHECK(skynet_timeout_us(h, 0, 4) == 4);
+	TT_CHECK(skynet_timeout_us(0x00ffffff, -1, 5) == SKYNET_EDEAD);
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(GOT.n == 4 && GOT.session[3] == 4);
+	teardown();
+}
+
+static void
+precise_timer_cancel_and_retire(int *failed) {
+	struct skynet_context *ctx = setup(false, 100);
+	struct skynet_context *other = fixture_service("collect", NULL);
+	uint32_t h = skynet_context_handle(ctx);
+	uint32_t o = skynet_context_handle(other);
+	for (int i = 1; i <= 100; i++)
+		skynet_timeout_us(h, 1000 + i * 37, i);
+	skynet_timeout(h, 1, 200); // a wheel timer beside them
+	skynet_timeout_us(o, 50000, 1);
+	TT_CHECK(skynet_timeout_cancel(ctx, 50) == 0);
+	TT_CHECK(skynet_timeout_cancel(ctx, 50) == SKYNET_ENOENT);
+	TT_CHECK(skynet_timeout_cancel(ctx, 200) == 0);
+	TT_CHECK(skynet_timer_pending(h) == 99);
+	FAKE_SUB_US = 1000 + 10 * 37; // sessions 1..10 are due
+	skynet_updatetime();
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(GOT.n == 10);
+	for (int i = 0; i < GOT.n; i++)
+		TT_CHECK(GOT.session[i] == i + 1);
+	skynet_timer_remove_service(h);
+	TT_CHECK(skynet_timer_pending(h) == 0 && skynet_timer_pending(o) == 1);
+	FAKE_CS += 100;
+	skynet_updatetime();
+	skynet_context_dispatchall(ctx);
+	skynet_context_dispatchall(other);
+	TT_CHECK(GOT.n == 11 && GOT.session[10] == 1); // only the other service's
+	teardown();
+}
+
+static void
+precise_timer_in_virtual_time(int *failed) {
+	struct skynet_context *ctx = setup(true, 0);
+	uint32_t h = skynet_context_handle(ctx);
+	uint64_t start = skynet_now();
+	skynet_timeout_us(h, 15000, 1); // 1.5 cs: the second tick
+	skynet_timeout_us(h, 10000, 2); // exactly one tick
+	TT_CHECK(skynet_timer_advance_idle());
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(GOT.n == 1 && GOT.session[0] == 2 && GOT.now[0] == start + 1);
+	TT_CHECK(skynet_timer_advance_idle());
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(GOT.n == 2 && GOT.session[1] == 1 && GOT.now[1] == start + 2);
+	teardown();
+}
+
 int
 main(void) {
 	skynet_globalinit();
@@ -327,6 +414,9 @@ main(void) {
 	TT_RUN(abort_and_shutdown_drop_every_timer);
 	TT_RUN(virtual_time_jumps_to_deadline);
 	TT_RUN(clock_backwards_never_moves_now_back);
+	TT_RUN(precise_timer_fires_at_its_microsecond);
+	TT_RUN(precise_timer_cancel_and_retire);
+	TT_RUN(precise_timer_in_virtual_time);
 	skynet_env_exit();
 	skynet_globalexit();
 	return tt_summary();
