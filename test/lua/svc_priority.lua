@@ -5,9 +5,11 @@
 --   scene(on, helper, k) lane on/off; has helper flood us, waits (spinning,
 --                       so nothing is dispatched) until the 3k messages are
 --                       queued, arms a 1 cs timeout and spins until its expiry
---                       is queued behind them; returns the dispatch order
---   yield_scene(helper, k) lane on; k lua messages queued, then skynet.yield:
---                       returns the order (the yield must come back last)
+--                       is queued behind them, then the same with a 1 ms
+--                       skynet.timeout_us; returns the dispatch order
+--   yield_scene(helper, k) lane on; k lua messages queued, then a
+--                       skynet.timeout_us(0) and skynet.yield: returns the
+--                       order (both due now: they must come back last)
 --   priority()          skynet.priority() (the config's pattern test)
 local skynet = require "skynet"
 local debugcmd = require "skynet.debug"
@@ -84,7 +86,11 @@ function CMD.scene(on, helper, k)
 		record "T"
 	end)
 	spin_until_queued(3 * k + 1)
-	local got = collect(3 * k + 1)
+	skynet.timeout_us(1000, function()
+		record "U"
+	end)
+	spin_until_queued(3 * k + 2)
+	local got = collect(3 * k + 2)
 	skynet.priority(false)
 	skynet.ret(skynet.pack(got))
 end
@@ -95,9 +101,12 @@ function CMD.yield_scene(helper, k)
 		skynet.send(helper, "lua", "bounce", skynet.self(), "L" .. i)
 	end
 	spin_until_queued(k)
+	skynet.timeout_us(0, function()
+		record "U0"
+	end)
 	skynet.yield()
 	record "yielded"
-	local got = collect(k + 1)
+	local got = collect(k + 2)
 	skynet.priority(false)
 	skynet.ret(skynet.pack(got))
 end

@@ -1,7 +1,8 @@
 -- test: real time
 -- The priority lane (skynet.priority, the config's priority_lane): with it
--- on, a timer expiry and debug and system messages overtake the ordinary
--- backlog, each lane keeping its order; with it off, skynet's single order.
+-- on, timer expiries (skynet.timeout and skynet.timeout_us) and debug and
+-- system messages overtake the ordinary backlog, each lane keeping its
+-- order; with it off, skynet's single order.
 -- Real time: the timer must fire while the service is busy with its backlog
 -- queued (virtual time moves only when every queue is empty). The subject
 -- spins until the messages are queued, so the order is the same every run.
@@ -20,6 +21,7 @@ local function expected(on)
 			want[#want + 1] = "D" .. i
 		end
 		want[#want + 1] = "T"
+		want[#want + 1] = "U"
 		for i = 1, K do
 			want[#want + 1] = "L" .. i
 		end
@@ -30,6 +32,7 @@ local function expected(on)
 			want[#want + 1] = "D" .. i
 		end
 		want[#want + 1] = "T"
+		want[#want + 1] = "U"
 	end
 	return want
 end
@@ -42,10 +45,11 @@ t.case("lane off: skynet's order (one FIFO)", function()
 	t.same(skynet.call(subject, "lua", "scene", false, helper, K), expected(false), "order")
 end)
 
-t.case("lane on: skynet.yield still waits behind the backlog", function()
+t.case("lane on: skynet.yield and a timeout of 0 still wait behind the backlog", function()
 	local got = skynet.call(subject, "lua", "yield_scene", helper, K)
-	t.eq(#got, K + 1, "messages")
-	t.eq(got[K + 1], "yielded", "last")
+	t.eq(#got, K + 2, "messages")
+	t.eq(got[K + 1], "U0", "timeout_us(0) after the backlog")
+	t.eq(got[K + 2], "yielded", "last")
 end)
 
 t.case("skynet.priority: returns the previous setting; bad input raises", function()
