@@ -307,6 +307,7 @@ snlua_create(void) {
 int
 snlua_init(struct snlua *l, struct skynet_context *ctx, const char *args) {
 	l->ctx = ctx;
+	skynet_context_set_heap(ctx, &l->mem.bytes); // for the memory budget and top
 	const char *self = skynet_command(ctx, "REG", NULL);
 	if (self == NULL || self[0] != ':')
 		return SKYNET_EINVAL;

@@ -1,6 +1,7 @@
 -- bootstrap: the first Lua service. Starts the launcher, the global-name
 -- service (.cslave), service_mgr, the reminder service when the config
--- names reminder_store, and then the user's `start` service, and
+-- names reminder_store, the span writer (tracer) when it names
+-- trace_output, and then the user's `start` service, and
 -- exits. When any of them fails to start (a missing or broken script, an
 -- error in its start function such as a port already in use) the reason is
 -- logged and the node stops with exit status 1 instead of idling forever.
@@ -87,6 +88,16 @@ skynet.start(function()
 	local reminder_store = skynet.getenv "reminder_store"
 	if reminder_store and reminder_store ~= "" then
 		local ok, err = pcall(skynet.newservice, "reminderd")
+		if not ok then
+			abort(err)
+			return
+		end
+	end
+
+	-- Spans out as OpenTelemetry JSON lines (docs/operations.md).
+	local trace_output = skynet.getenv "trace_output"
+	if trace_output and trace_output ~= "" then
+		local ok, err = pcall(skynet.newservice, "tracer")
 		if not ok then
 			abort(err)
 			return

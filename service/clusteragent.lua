@@ -40,12 +40,22 @@
 --              "@name" -> the lookup in progress, which later frames for the
 --              same name wait for (so they keep their order).
 --   tag        a trace tag received for the next call.
+--
+-- Tracing. A trace frame's tag is kept for the next call, as skynet does
+-- (skynet.tracecall: the target's trace lines show it). A skywheel sender
+-- asks first, with a name query for TRACE_HELLO (answered here with
+-- TRACE_HELLO, also with session 0; a skynet peer answers "name not found"),
+-- and after the yes its tags read "<trace id> <span id>": the call or push
+-- that follows is then served in a span of that trace, child of the
+-- sender's span (skynet.tracing), so the target's span has the agent's as
+-- parent.
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 local core = require "skynet.cluster.core"
 local S = require "skynet.private"
 local driver = require "skynet.socketdriver"
 local loglimit = require "skynet.loglimit"
+local tracing = require "skynet.tracing"
 
 local sformat = string.format
 local tconcat = table.concat
@@ -57,6 +67,7 @@ local call_handler = S.call_handler
 
 local PTYPE_LUA <const> = skynet.PTYPE_LUA
 local SKIP <const> = {}
+local TRACE_HELLO <const> = "skywheel:trace/1"
 
 local clusterd, fd, peer = ...
 clusterd = math.tointeger(tonumber(clusterd))
@@ -133,10 +144,27 @@ local function send_call(target, addr, session, msg)
 	call_begun()
 end
 
-local function traced_call(target, session, msg, t)
+-- The trace id and parent span of a skywheel sender's tag, or nil.
+local function span_tag(t)
+	local trace_id, parent = t:match "^(%x+) (%x+)$"
+	if trace_id and #trace_id == 32 and #parent == 16 then
+		return trace_id, parent
+	end
+	return nil
+end
+
+local function traced_call(target, addr, session, msg, t)
 	call_begun()
 	skynet.fork(function()
-		local ok, m, sz = pcall(skynet.tracecall, t, target, "lua", msg)
+		local ok, m, sz
+		local trace_id, parent = span_tag(t)
+		if trace_id then
+			tracing.begin(trace_id, parent, "cluster " .. describe_target(addr))
+			ok, m, sz = pcall(skynet.rawcall, target, "lua", msg)
+			tracing.finish(not ok)
+		else
+			ok, m, sz = pcall(skynet.tracecall, t, target, "lua", msg)
+		end
 		if ok then
 			reply(session, true, m, sz)
 		else
@@ -184,10 +212,15 @@ end
 
 -- Delivers one complete request. target: what the address resolves to.
 local function deliver(target, addr, session, msg, is_push, t)
-	if is_push then
+	if is_push and t then -- only a skywheel sender traces pushes (span_tag)
+		local trace_id, parent = span_tag(t)
+		tracing.begin(trace_id, parent, "cluster " .. describe_target(addr))
+		local ok = pcall(skynet.rawsend, target, "lua", msg)
+		tracing.finish(not ok)
+	elseif is_push then
 		pcall(skynet.rawsend, target, "lua", msg)
 	elseif t then
-		traced_call(target, session, msg, t)
+		traced_call(target, addr, session, msg, t)
 	else
 		send_call(target, addr, session, msg)
 	end
@@ -208,6 +241,9 @@ local function request(addr, session, msg, is_push, t, may_block)
 		local ok, name = pcall(skynet.unpack, msg)
 		if not ok or type(name) ~= "string" then
 			return name_query(session, nil)
+		end
+		if name == TRACE_HELLO then -- a skywheel sender asks: yes, spans (see Tracing)
+			return reply(session, true, skynet.packstring(TRACE_HELLO))
 		end
 		name = "@" .. name
 		local h = names[name]
@@ -265,6 +301,15 @@ local function take_tag()
 	return t
 end
 
+-- The tag for the next message: calls take any; a push takes only a skywheel
+-- sender's (skynet leaves the tag for the next call).
+local function tag_for(is_push)
+	if not is_push or (tag and span_tag(tag)) then
+		return take_tag()
+	end
+	return nil
+end
+
 local function header(addr, session, total, is_push)
 	local old = partial[session]
 	if old then -- a header again: forget the unfinished message
@@ -287,7 +332,7 @@ local function header(addr, session, total, is_push)
 		return
 	end
 	partial[session] = {
-		addr = addr, push = is_push, total = total, got = 0, tag = not is_push and take_tag() or nil,
+		addr = addr, push = is_push, total = total, got = 0, tag = tag_for(is_push),
 	}
 end
 
@@ -343,7 +388,7 @@ local function frame(body)
 	if padding then
 		return header(addr, session, sz, is_push)
 	end
-	serve(addr, session, msg, is_push, not is_push and take_tag() or nil)
+	serve(addr, session, msg, is_push, tag_for(is_push))
 end
 
 local function read_loop()

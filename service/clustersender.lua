@@ -44,6 +44,24 @@
 -- the timer looks every __deadtime / 4. Calls may also carry their own time
 -- limit (req's ti, in cs: the entry is dropped then).
 --
+-- Tracing. A request or push from a traced coroutine is preceded by a trace
+-- frame. The first one on a connection is preceded, once, by a question: a
+-- name query for TRACE_HELLO with session 0 (it takes no session, so every
+-- later frame is byte for byte what skynet's sender writes). A skywheel
+-- agent answers it with success and TRACE_HELLO, session 0; a skynet peer
+-- answers "name not found" (an error with session 0, which is ignored). Until
+-- a yes, trace frames are skynet's: "(<nodename>-<node>-<n>)<tag>", before
+-- calls only. After a yes they carry "<trace id> <span id>" (the span of the
+-- request here, so the peer's spans have a parent), before pushes too.
+-- A node that traces (config trace_output or trace_sample set) asks as part
+-- of connecting and waits for the answer (TRACE_ASK_CS at most, while the
+-- requests queue as they do during the connect), so that its first traced
+-- request already carries its span; other nodes ask at their first traced
+-- request and do not wait (that request goes out with skynet's frame).
+--   trace_asked   the question was written on this connection.
+--   peer_spans    the peer said yes.
+--   trace_answer  the token of the connect waiting for the answer.
+--
 -- Lines logged once per call or per answer (failed calls, late answers) go
 -- through one skynet.loglimit limiter; lines about the connection are rare.
 --
@@ -54,6 +72,7 @@ local skynet = require "skynet"
 local socket = require "skynet.socket"
 local core = require "skynet.cluster.core"
 local loglimit = require "skynet.loglimit"
+local tracing = require "skynet.tracing"
 
 local sformat = string.format
 local tconcat = table.concat
@@ -63,6 +82,8 @@ local node, nodename, address = ...
 local RETRY_MIN_CS <const> = 10
 local RETRY_MAX_CS <const> = 200
 local PROBE <const> = {}
+local TRACE_HELLO <const> = "skywheel:trace/1"
+local TRACE_ASK_CS <const> = 100
 
 local opts = {
 	connecttimeout = 5, heartbeat = 1, deadtime = 10, calltimeout = 10,
@@ -83,6 +104,10 @@ local due = {}
 local timer_due
 local last_rx, busy_since = 0, 0
 local ticking = false
+local trace_asked, peer_spans = false, false
+local trace_answer
+local trace_eager = (skynet.getenv "trace_output" or "") ~= ""
+	or (tonumber(skynet.getenv "trace_sample") or 0) > 0
 -- The lines that come once per call or per answer (failed calls, late
 -- answers): what the peer or its absence causes, at a bounded rate.
 local log = loglimit.new()
@@ -218,6 +243,7 @@ local function drop(id, reason)
 	fd = nil
 	partial, partial_bytes = {}, 0
 	probe = nil
+	trace_asked, peer_spans = false, false
 	local p, n = pending, npending
 	pending, npending = {}, 0
 	due = {}
@@ -270,6 +296,16 @@ end
 -- One response body. Raises on a malformed one (the connection is dropped).
 local function dispatch(body)
 	local s, ok, data, padding = core.unpackresponse(body)
+	if s == 0 then -- no call has session 0: maybe the answer to the trace question
+		peer_spans = peer_spans or (ok and trace_asked and padding == nil
+			and data == skynet.packstring(TRACE_HELLO))
+		if trace_answer then -- yes, or (most likely) a skynet peer's "name not found"
+			skynet.wakeup(trace_answer)
+		elseif not peer_spans and not (trace_asked and not ok and data == "name not found") then
+			late(s)
+		end
+		return
+	end
 	local p = pending[s]
 	if p == PROBE then
 		pending[s] = nil
@@ -362,6 +398,20 @@ local function open(h, p)
 	return state.id
 end
 
+-- The trace question (see Tracing), one frame with session 0.
+local function trace_question()
+	trace_asked = true
+	return core.packpush(0, session, skynet.packstring(TRACE_HELLO))
+end
+
+-- Ask the new connection the trace question and wait for the answer.
+local function ask_trace()
+	socket.write(fd, trace_question())
+	trace_answer = {}
+	skynet.sleep(TRACE_ASK_CS, trace_answer)
+	trace_answer = nil
+end
+
 -- true when connected, else false, reason. At most one attempt runs; the
 -- others wait for it and are resumed in arrival order.
 local function connect()
@@ -400,10 +450,14 @@ local function connect()
 	until gen == generation
 	if id then
 		fd = id
+		trace_asked, peer_spans = false, false
 		socket.nodelay(id)
 		last_rx = skynet.now()
 		retry_cs, retry_at = 0, 0
 		skynet.fork(reader, id)
+		if trace_eager then
+			ask_trace()
+		end
 	else
 		last_error = err
 		retry_cs = retry_cs == 0 and RETRY_MIN_CS or math.min(retry_cs * 2, RETRY_MAX_CS)
@@ -462,6 +516,31 @@ local function raw(data)
 	return data
 end
 
+-- The frames that go before a request or push (nexts: the session counter
+-- after it) of the running coroutine: "" when it is not traced. Raises when
+-- the tag is too long for a trace frame. Call while connected.
+local function trace_frames(nexts, is_push)
+	local tag = skynet.tracetag()
+	if not tag then
+		return ""
+	end
+	local ask = ""
+	if not trace_asked then
+		ask = trace_question()
+	end
+	if peer_spans then
+		local trace_id, span = tracing.id()
+		return ask .. core.packtrace(trace_id .. " " .. span)
+	end
+	if is_push then -- skynet's sender traces calls only
+		return ask
+	end
+	if tag:sub(1, 1) ~= "(" then
+		tag = sformat("(%s-%s-%d)%s", nodename, node, nexts, tag)
+	end
+	return ask .. core.packtrace(tag)
+end
+
 local CMD = {}
 
 function CMD.req(addr, msg, sz, ti)
@@ -473,23 +552,17 @@ function CMD.req(addr, msg, sz, ti)
 		return resp(false)
 	end
 	session = nexts
-	local tag = skynet.tracetag()
-	if tag then
-		if tag:sub(1, 1) ~= "(" then
-			tag = sformat("(%s-%s-%d)%s", nodename, node, nexts, tag)
-		end
-		local good, tframe = pcall(core.packtrace, tag)
-		if not good then
-			skynet.error(sformat("%s: %s", where(), tframe))
-			return resp(false)
-		end
-		frame = tframe .. frame
-	end
 	local connected, err = connect()
 	if not connected then
 		log("%s: call to %s failed: %s", where(), describe(addr), err)
 		return resp(false)
 	end
+	local good, tframe = pcall(trace_frames, nexts, false)
+	if not good then
+		skynet.error(sformat("%s: %s", where(), tframe))
+		return resp(false)
+	end
+	frame = tframe .. frame
 	local now = skynet.now()
 	if npending == 0 then
 		busy_since = now
@@ -524,6 +597,12 @@ function CMD.push(addr, msg, sz)
 		log("%s: push to %s dropped: %s", where(), describe(addr), err)
 		return
 	end
+	local good, tframe = pcall(trace_frames, nexts, true)
+	if not good then
+		skynet.error(sformat("%s: %s", where(), tframe))
+		return
+	end
+	frame = tframe .. frame
 	if parts then
 		write(frame .. tconcat(parts))
 	else

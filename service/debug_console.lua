@@ -45,6 +45,7 @@ local socket = require "skynet.socket"
 local core = require "skynet.core"
 local driver = require "skynet.socketdriver"
 local loglimit = require "skynet.loglimit"
+local top = require "skynet.top"
 require "skynet.manager"
 
 local DEFAULT_IP <const> = "127.0.0.1"
@@ -481,7 +482,13 @@ end, true)
 
 local TRACE_FLAG <const> = { on = true, off = false }
 
-def("trace", "trace <addr> [proto] [on|off]: request tracing of a protocol", function(addr, a, b)
+local TRACE_HELP <const> = "trace <addr> [proto] [on|off] | trace <ID>: request tracing of a "
+	.. "protocol; the spans this node kept of trace ID (32 hex digits: start, duration, outcome, service)"
+
+def("trace", TRACE_HELP, function(addr, a, b)
+	if a == nil and type(addr) == "string" and #addr == 32 and addr:match "^%x+$" then
+		return require("skynet.tracing").report(addr) or fail("No span of trace %s on this node", addr)
+	end
 	local h = to_address(addr)
 	local proto, flag = a, b
 	if b == nil and (a == nil or TRACE_FLAG[a] ~= nil) then
@@ -602,6 +609,19 @@ def("timers", "timers [addr]: pending timers per service, and the node total", f
 	end
 	local h = to_address(addr)
 	return { [skynet.address(h)] = call_service(h, "debug", "TIMERS") }
+end)
+
+def("top", "top [n] [sort]: the n (20) busiest services by cpu, msg, queue, mem, timers or address, "
+	.. "with budget states, the workers and the timer lag", function(n, sort)
+	local count = n and math.tointeger(tonumber(n))
+	if n ~= nil and (count == nil or count < 1) then
+		fail("top: bad count (%s): a whole number from 1", n)
+	end
+	local ok, lines = pcall(top.text, top.snapshot(), count, sort)
+	if not ok then
+		fail("%s", lines)
+	end
+	return table.concat(lines, "\n")
 end)
 
 def("reminders", "reminders: durable reminders: counts, next due, dead letters, store health", function()

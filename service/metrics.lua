@@ -29,6 +29,7 @@ local skynet = require "skynet"
 local core = require "skynet.metrics"
 local driver = require "skynet.socketdriver"
 local server = require "http.server"
+local topview = require "skynet.top"
 require "skynet.timer" -- skynet.timeout_call
 
 local sformat = string.format
@@ -231,6 +232,44 @@ local function reminder_series(out)
 	histogram_samples(out, "skynet_reminder_store_seconds", m.store, m.bounds)
 end
 
+-- The figures /top shows (skynet.top), for the same services: the same core
+-- reads, so a scrape and a /top.json taken together agree.
+local function top_series(out, picked, which)
+	local series = {
+		{ "skynet_service_cpu_share", "cpu_share", "Share of a second spent in a service's callback, "
+			.. "over the last complete budget window" },
+		{ "skynet_service_messages_per_second", "message_rate", "Messages a service took per second, "
+			.. "over the last complete budget window" },
+		{ "skynet_service_heap_bytes", "heap", "Lua heap of a service at the end of its last batch" },
+		{ "skynet_service_timers", "timers", "Timers a service has pending" },
+		{ "skynet_service_throttled", "throttled", "1 while a service's queue is deferred by its budget" },
+		{ "skynet_service_over_budget", "over", "1 while a service is past one of its budget's limits" },
+	}
+	for _, s in ipairs(picked) do
+		local state = topview.budget_state(s.budget)
+		s.throttled = state == "throttled" and 1 or 0
+		s.over = state:find("^over") and 1 or s.throttled
+	end
+	for _, m in ipairs(series) do
+		metric(out, m[1], "gauge", sformat("%s (%s).", m[3], which))
+		for _, s in ipairs(picked) do
+			sample(out, m[1], s[m[2]], service_label(s))
+		end
+	end
+	local b = core.budget()
+	metric(out, "skynet_budget_overruns_total", "counter",
+		"Budget windows in which a service passed a limit, by measure.")
+	for _, k in ipairs { "cpu", "memory", "queue" } do
+		sample(out, "skynet_budget_overruns_total", b.overruns[k], sformat('measure="%s"', k))
+	end
+	metric(out, "skynet_budget_throttles_total", "counter", "Times a service's queue was deferred.")
+	sample(out, "skynet_budget_throttles_total", b.throttles)
+	metric(out, "skynet_budget_kills_total", "counter", "Services retired over their budget.")
+	sample(out, "skynet_budget_kills_total", b.kills)
+	metric(out, "skynet_timer_lag_seconds", "gauge", "How late the most recent timer fired.")
+	sample(out, "skynet_timer_lag_seconds", core.timers().lag)
+end
+
 local function render()
 	refresh_names()
 	local services = core.services()
@@ -308,6 +347,7 @@ local function render()
 			end
 		end
 	end
+	top_series(out, picked, which)
 
 	-- sockets
 	local counts = {}
@@ -341,7 +381,13 @@ local function render()
 	return tconcat(out, "\n")
 end
 
+-- /top (the live page) and /top.json (its data) are skynet.top's.
+local PAGES = { ["/top"] = topview.serve, ["/top.json"] = topview.serve }
+
 local function handler(req)
+	if PAGES[req.path] then
+		return PAGES[req.path](req)
+	end
 	if req.path ~= "/metrics" then
 		return 404, "see /metrics\n"
 	end

@@ -206,7 +206,52 @@ struct skynet_service_stat {
 	uint64_t messages;  // messages dispatched to it (STAT "message")
 	uint64_t cpu_us;    // time spent in its callback (STAT "cpu"), microseconds
 	const char *module; // borrowed: its C module's name ("snlua", "logger"), lives for the process
+	/* For top (docs/operations.md); rates are over the last complete budget window (1 s). */
+	uint64_t heap_bytes;  // its Lua heap as of its last batch (skynet_context_set_heap), 0: none
+	uint32_t cpu_rate_us; // callback time per second
+	uint32_t msg_rate;    // messages per second
+	uint32_t timers;      // its pending timers (skynet_service_stats only; 0 from STAT)
+	int budget;           // SKYNET_BUDGET_* bits, policy in bits 8..9
 };
+
+/* Bits of skynet_service_stat.budget: the service's budget state (docs/operations.md). */
+#define SKYNET_BUDGET_OVER_CPU     0x01
+#define SKYNET_BUDGET_OVER_MEMORY  0x02
+#define SKYNET_BUDGET_OVER_QUEUE   0x04
+#define SKYNET_BUDGET_THROTTLED    0x08
+#define SKYNET_BUDGET_WATCHED      0x10
+#define SKYNET_BUDGET_POLICY_SHIFT 8 // 0 warn, 1 throttle, 2 kill
+
+/*
+ * A module whose service keeps its own heap (snlua: the Lua state's byte
+ * count) tells the core where the count is, once, from init. bytes is
+ * borrowed: it must stay valid until the module's release; the core reads
+ * it only on the thread running the service, after each dispatch batch,
+ * for the memory budget and top. Call from the service's own thread.
+ */
+void skynet_context_set_heap(struct skynet_context *ctx, const size_t *bytes);
+
+/* One worker thread, for top: the service it runs now and for how long. */
+struct skynet_worker_stat {
+	uint32_t handle;     // 0: idle
+	uint64_t running_us; // time in the current message, 0 when idle (or profile is off)
+	char label[48];      // the service's "module param", "" when idle
+};
+
+/*
+ * Fill out[0..cap) with the workers in id order; returns the number of
+ * workers (0 before the node runs). Thread-safe; a snapshot, racy by
+ * nature (a worker may have moved on).
+ */
+int skynet_worker_stats(struct skynet_worker_stat *out, int cap);
+
+/* Node-wide budget counters since start (docs/operations.md). Thread-safe. */
+struct skynet_budget_stat {
+	uint64_t overruns[3]; // windows over a limit: cpu, memory, queue
+	uint64_t throttles;   // times a queue was deferred
+	uint64_t kills;       // services retired over budget
+};
+void skynet_budget_stat(struct skynet_budget_stat *out);
 
 /*
  * Fills out[0..cap) with the live services in handle order and returns how
@@ -229,6 +274,7 @@ struct skynet_timer_stat {
 	uint64_t fired;
 	uint64_t late_sum_us;
 	uint64_t late[SKYNET_TIMER_LATE_BUCKETS];
+	uint64_t last_late_us; // lateness of the most recent batch fired (the timer thread's lag)
 };
 void skynet_timer_stat(struct skynet_timer_stat *out);
 

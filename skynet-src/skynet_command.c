@@ -11,6 +11,7 @@
 #include "skynet_command.h"
 
 #include "skynet.h"
+#include "skynet_budget.h"
 #include "skynet_env.h"
 #include "skynet_handle.h"
 #include "skynet_harbor.h"
@@ -342,6 +343,29 @@ cmd_signal(struct skynet_context *context, const char *param) {
 	return NULL;
 }
 
+/*
+ * BUDGET ["key=value ..."]: change the calling service's budget (keys
+ * cpu_ms_per_s, memory_mb, queue, policy, or "off"), then answer it as
+ * "cpu_ms_per_s memory_mb queue policy" (numbers; policy 0 warn, 1
+ * throttle, 2 kill). NULL, with the reason logged, on a bad parameter.
+ */
+static const char *
+cmd_budget(struct skynet_context *context, const char *param) {
+	if (param != NULL && param[0] != '\0') {
+		char err[96];
+		if (skynet_context_budget(context, param, err, sizeof(err)) != 0) {
+			skynet_error(context, "error: budget: %s", err);
+			return NULL;
+		}
+	}
+	struct skynet_budget b;
+	skynet_context_budget_get(context, &b);
+	char *result = skynet_context_result(context);
+	snprintf(result, SKYNET_RESULT_SIZE, "%u %u %u %d", (unsigned)(b.cpu_us_per_s / 1000),
+	         (unsigned)(b.memory_bytes >> 20), (unsigned)b.queue, b.policy);
+	return result;
+}
+
 struct command_func {
 	const char *name;
 	const char *(*func)(struct skynet_context *context, const char *param);
@@ -368,6 +392,7 @@ static const struct command_func CMD_FUNCS[] = {
     {"SIGNAL", cmd_signal},
     {"GLOBALNAME", cmd_globalname},
     {"PRIORITY", cmd_priority},
+    {"BUDGET", cmd_budget},
     {NULL, NULL},
 };
 

@@ -31,6 +31,7 @@
 /* Sorted; check.lua reads the string literals between the braces. */
 static const char *const KEYS[] = {
     "bootstrap",
+    "budget",
     "certfile",
     "cluster",
     "codecache_strip",
@@ -73,6 +74,11 @@ static const char *const KEYS[] = {
     "thread",
     "timer",
     "tombstone_dir",
+    "trace_lines",
+    "trace_name",
+    "trace_output",
+    "trace_sample",
+    "trace_spans",
 };
 
 #define KEYS_COUNT (sizeof(KEYS) / sizeof(KEYS[0]))

@@ -114,6 +114,7 @@ main(int argc, char *argv[]) {
 		        SKYNET_PRIORITY_PATTERN_MAX);
 		return 1;
 	}
+	config.budget = skynet_optstring("budget", NULL);
 	const char *timer = skynet_optstring("timer", "real");
 	if (strcmp(timer, "virtual") == 0) {
 		config.virtual_time = true;

@@ -59,3 +59,8 @@ skynet_monitor_check(struct skynet_monitor *sm) {
 	}
 	return flagged;
 }
+
+uint32_t
+skynet_monitor_running(struct skynet_monitor *sm) {
+	return ATOM_LOAD_RELAXED(&sm->destination);
+}

@@ -25,4 +25,7 @@ void skynet_monitor_trigger(struct skynet_monitor *sm, uint32_t source, uint32_t
  */
 uint32_t skynet_monitor_check(struct skynet_monitor *sm);
 
+/* The service the worker of sm runs now (0: none). Any thread; racy by nature. */
+uint32_t skynet_monitor_running(struct skynet_monitor *sm);
+
 #endif

@@ -47,6 +47,28 @@
  * takes the lane first, so an expiry that arrives during a batch runs at the
  * batch's next message.
  *
+ * Budgets (skynet_budget.c has the measures and the decision): each
+ * context gets its budget at launch from the config's rules; after each
+ * batch the worker copies the heap count the module pointed it at
+ * (skynet_context_set_heap) and asks skynet_budget_step what to do; a
+ * batch under throttle or kill also stops as soon as the CPU limit of the
+ * window is passed.
+ * - Throttle defers the queue: the worker keeps the queue out of the
+ *   global queue (it stays marked in_global, so pushes do not schedule it)
+ *   and sets a wake timer (skynet_timer_wake) for the end of the window;
+ *   the wake pushes it back at the tail of the global queue, behind every
+ *   queue that waited meanwhile. Fairness: a throttled service gets at most
+ *   its budget (plus one message) per window and then waits its turn like
+ *   anyone; the others never wait for it. `parked` says who owns the
+ *   deferred queue: the wake, or a retire that comes first (it pushes the
+ *   queue back so the next pop drains it with errors); the one that
+ *   exchanges it from 1 to 0 pushes. A worker parks only while the handle
+ *   is alive, checked after it set parked (see park_queue).
+ * - Kill retires the service like KILL: queued messages are answered with
+ *   errors as the queue drains, and snlua's last will answers the requests
+ *   it had begun (lualib-src/kernel/init.c); the launcher is told as it is
+ *   of a failed start (tell_launcher), so a launch in progress fails too.
+ *
  * Units: cpu_cost and cpu_start are microseconds of CLOCK_MONOTONIC (read
  * through the vDSO, no system call): the time a worker spent inside the
  * service's callback, which equals its CPU time unless the worker thread
@@ -55,6 +77,7 @@
 #include "skynet_server.h"
 
 #include "skynet.h"
+#include "skynet_budget.h"
 #include "skynet_flow.h"
 #include "skynet_handle.h"
 #include "skynet_harbor.h"
@@ -95,6 +118,10 @@ struct skynet_context {
 	bool reserved;                      // does not count as live (the logger)
 	ATOM_INT calling;                   // debug: non-zero while a worker runs the callback
 	char label[SKYNET_TOMBSTONE_LABEL]; // "module param", for crash tombstones
+	struct skynet_budget_track budget;  // its limits and window (skynet_budget.h)
+	const size_t *heap_src;             // borrowed from the module: its heap count, or NULL
+	ATOM_SIZET heap_bytes;              // *heap_src as of the last batch end
+	ATOM_INT parked;                    // 1: the queue is deferred by the throttle
 };
 
 _Static_assert(offsetof(struct skynet_context, box) == 0,
@@ -106,6 +133,7 @@ struct skynet_node {
 	int init;
 	pthread_key_t handle_key;
 	bool profile;            // default on
+	bool virtual_time;       // budget windows follow the virtual clock
 	char *priority_patterns; // owned; the config's priority_lane, or NULL
 };
 
@@ -252,6 +280,9 @@ skynet_context_new(const char *name, const char *param) {
 	ATOM_INIT(&ctx->ref, 2); // the handle table's, and ours until we are done with ctx
 	ctx->profile = G_NODE.profile;
 	snprintf(ctx->label, sizeof(ctx->label), "%s%s%s", name, param ? " " : "", param ? param : "");
+	struct skynet_budget budget;
+	skynet_budget_for(ctx->label, &budget);
+	skynet_budget_track_init(&ctx->budget, &budget);
 	uint32_t handle = skynet_handle_reserve();
 	ctx->box.handle = handle;
 	// Starts marked as scheduled: no worker runs the service before init succeeded.
@@ -330,10 +361,129 @@ skynet_context_release(struct skynet_context *ctx) {
 
 int
 skynet_context_retire(uint32_t handle) {
-	if (!skynet_handle_retire(handle))
+	struct skynet_context *ctx = skynet_handle_grab(handle);
+	if (!skynet_handle_retire(handle)) {
+		if (ctx)
+			skynet_context_release(ctx);
 		return 0;
+	}
 	skynet_timer_remove_service(handle);
+	if (ctx != NULL) {
+		// A deferred queue goes back now: its wake timer is gone (see the top comment).
+		if (ATOM_XCHG(&ctx->parked, 0))
+			skynet_globalmq_push(ctx->box.queue);
+		skynet_context_release(ctx);
+	}
 	return 1;
+}
+
+/* Wake timer (timer thread): the deferred queue of handle goes back to the global queue. */
+static void
+budget_wake(uint32_t handle) {
+	struct skynet_context *ctx = skynet_handle_grab(handle);
+	if (ctx == NULL)
+		return; // retired: the retire pushed it
+	if (ATOM_XCHG(&ctx->parked, 0))
+		skynet_globalmq_push(ctx->box.queue);
+	skynet_context_release(ctx);
+}
+
+/*
+ * Defer q (ctx's queue, held by this worker) for park_us. Returns false when
+ * ctx retired meanwhile: then the caller keeps q and the next pop drains it.
+ */
+static bool
+park_queue(struct skynet_context *ctx, uint64_t park_us) {
+	uint32_t handle = ctx->box.handle;
+	ATOM_STORE(&ctx->parked, 1);
+	skynet_timer_wake(handle, (int)((park_us + 9999) / 10000));
+	struct skynet_context *alive = skynet_handle_grab(handle);
+	if (alive != NULL) {
+		skynet_context_release(alive); // ours still holds ctx
+		return true;
+	}
+	// Retired after we set parked: whoever exchanges it pushes the queue.
+	return ATOM_XCHG(&ctx->parked, 0) == 0;
+}
+
+/* Log a budget decision; shape: "<severity>: budget: <what> key=value". */
+static void
+budget_log(struct skynet_context *ctx, const char *severity, const char *what,
+           const struct skynet_budget_report *r) {
+	const char *m = skynet_budget_measure_name(r->measure);
+	const char *p = skynet_budget_policy_name(ctx->budget.limit.policy);
+	switch (r->measure) {
+	case BUDGET_CPU:
+		skynet_error(ctx, "%s: budget: %s measure=cpu used_ms=%.1f limit_ms_per_s=%.1f policy=%s",
+		             severity, what, r->used / 1000.0, r->limit / 1000.0, p);
+		break;
+	case BUDGET_MEMORY:
+		skynet_error(ctx, "%s: budget: %s measure=memory used_mb=%.2f limit_mb=%.2f policy=%s",
+		             severity, what, r->used / 1048576.0, r->limit / 1048576.0, p);
+		break;
+	default:
+		skynet_error(ctx, "%s: budget: %s measure=%s used=%llu limit=%llu policy=%s", severity,
+		             what, m, (unsigned long long)r->used, (unsigned long long)r->limit, p);
+		break;
+	}
+}
+
+/*
+ * Node time for budget windows, us, never 0 (0: no window yet): the
+ * monotonic clock, or the virtual clock (one tick late) in virtual time.
+ */
+static uint64_t
+budget_now_us(void) {
+	return G_NODE.virtual_time ? (skynet_now() + 1) * 10000 : clock_us();
+}
+
+/*
+ * A service killed over budget leaves the launcher's list the way a failed
+ * snlua start does: "ERROR <why>" as text from its address. A launch still
+ * in progress then fails with that reason instead of waiting for ever.
+ */
+static void
+tell_launcher(struct skynet_context *ctx, const struct skynet_budget_report *r) {
+	char text[64];
+	int n = snprintf(text, sizeof(text), "ERROR killed over its %s budget",
+	                 skynet_budget_measure_name(r->measure));
+	skynet_sendname(ctx, ctx->box.handle, ".launcher", PTYPE_TEXT, 0, text, (size_t)n);
+}
+
+/*
+ * End of a batch: measure ctx against its budget and act. Returns true
+ * when q was deferred (the worker no longer holds it).
+ */
+static bool
+budget_check(struct skynet_context *ctx, struct message_queue *q, uint64_t end_us) {
+	if (ctx->heap_src)
+		ATOM_STORE_RELAXED(&ctx->heap_bytes, *ctx->heap_src);
+	if (!(ATOM_LOAD_RELAXED(&ctx->budget.state) & BUDGET_STATE_WATCHED))
+		return false;
+	struct skynet_budget_sample s = {
+	    .now_us = end_us != 0 && !G_NODE.virtual_time ? end_us : budget_now_us(),
+	    .cpu_us = ATOM_LOAD_RELAXED(&ctx->cpu_cost),
+	    .messages = (uint32_t)ATOM_LOAD_RELAXED(&ctx->message_count),
+	    .lua_bytes = ATOM_LOAD_RELAXED(&ctx->heap_bytes),
+	    .mqlen = ctx->budget.limit.queue != 0 ? skynet_mq_length(q) : 0, // it takes the queue lock
+	};
+	struct skynet_budget_report r;
+	switch (skynet_budget_step(&ctx->budget, &s, &r)) {
+	case VERDICT_LOG:
+		budget_log(ctx, "warn", r.overruns > 1 ? "over budget again" : "over budget", &r);
+		return false;
+	case VERDICT_PARK:
+		if (r.log)
+			budget_log(ctx, "warn", "throttled, over budget", &r);
+		return park_queue(ctx, r.park_us);
+	case VERDICT_KILL:
+		budget_log(ctx, "error", "killed, over budget", &r);
+		skynet_context_retire(ctx->box.handle);
+		tell_launcher(ctx, &r);
+		return false;
+	default:
+		return false;
+	}
 }
 
 void
@@ -376,7 +526,8 @@ skynet_isremote(struct skynet_context *ctx, uint32_t handle, int *harbor) {
 	return ret;
 }
 
-static void
+/* Run msg on ctx. Returns the clock (us) when the callback returned, 0 when not profiled. */
+static uint64_t
 dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
 	assert(ctx->init);
 	int calling = ATOM_XCHG(&ctx->calling, 1);
@@ -391,12 +542,13 @@ dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
 		skynet_log_output(f, msg->source, type, msg->session, msg->data, sz);
 	ATOM_FADD_RELAXED(&ctx->message_count, 1); // read only for STAT
 	int reserve_msg;
+	uint64_t end = 0;
 	if (ctx->profile) {
 		uint64_t start = clock_us();
 		ATOM_STORE_RELAXED(&ctx->cpu_start, start); // STAT time reads it on the same thread
 		reserve_msg = ctx->cb(ctx, ctx->cb_ud, type, msg->session, msg->source, msg->data, sz);
-		uint64_t cost = clock_us() - start;
-		ATOM_FADD_RELAXED(&ctx->cpu_cost, cost);
+		end = clock_us();
+		ATOM_FADD_RELAXED(&ctx->cpu_cost, end - start);
 		ATOM_STORE_RELAXED(&ctx->cpu_start, 0);
 	} else {
 		reserve_msg = ctx->cb(ctx, ctx->cb_ud, type, msg->session, msg->source, msg->data, sz);
@@ -405,6 +557,7 @@ dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
 		free_payload(type, msg->data, sz);
 	skynet_tombstone_leave();
 	ATOM_STORE(&ctx->calling, 0);
+	return end;
 }
 
 struct message_queue *
@@ -422,6 +575,7 @@ skynet_context_message_dispatch(struct skynet_monitor *sm, struct message_queue 
 		return skynet_globalmq_pop();
 	}
 	int n = 1;
+	uint64_t end_us = 0; // when the last message of the batch ended (profiled only)
 	struct skynet_message msg;
 	for (int i = 0; i < n; i++) {
 		if (skynet_mq_pop(q, &msg)) {
@@ -440,11 +594,17 @@ skynet_context_message_dispatch(struct skynet_monitor *sm, struct message_queue 
 		if (ctx->cb == NULL)
 			free_payload(skynet_message_type(msg.sz), msg.data, msg.sz & MESSAGE_TYPE_MASK);
 		else
-			dispatch_message(ctx, &msg);
+			end_us = dispatch_message(ctx, &msg);
 		skynet_monitor_trigger(sm, 0, 0);
+		if (skynet_budget_cpu_over(&ctx->budget, ATOM_LOAD_RELAXED(&ctx->cpu_cost)))
+			break; // over its CPU budget: let budget_check decide now
 	}
 	assert(q == ctx->box.queue);
 	flow_check_mark(ctx);
+	if (budget_check(ctx, q, end_us)) {
+		skynet_context_release(ctx);
+		return skynet_globalmq_pop();
+	}
 	struct message_queue *nq = skynet_globalmq_pop();
 	if (nq) {
 		// Others wait: put this queue back and take the next one.
@@ -490,8 +650,10 @@ skynet_service_stats(struct skynet_service_stat *out, int cap) {
 		struct skynet_context *ctx = skynet_handle_grab(handle);
 		if (ctx == NULL)
 			continue; // retired during the walk
-		if (n < cap)
+		if (n < cap) {
 			skynet_context_stat(ctx, &out[n]);
+			out[n].timers = (uint32_t)skynet_timer_pending(handle);
+		}
 		n++;
 		skynet_context_release(ctx);
 	}
@@ -510,6 +672,36 @@ skynet_context_stat(struct skynet_context *ctx, struct skynet_service_stat *st) 
 	st->messages = (uint32_t)ATOM_LOAD_RELAXED(&ctx->message_count);
 	st->cpu_us = ATOM_LOAD_RELAXED(&ctx->cpu_cost);
 	st->module = ctx->mod->name;
+	st->heap_bytes = ATOM_LOAD_RELAXED(&ctx->heap_bytes);
+	skynet_budget_rates(&ctx->budget, budget_now_us(), st->cpu_us, st->messages, &st->cpu_rate_us,
+	                    &st->msg_rate);
+	st->timers = 0;
+	st->budget = ATOM_LOAD_RELAXED(&ctx->budget.state) |
+	             (ATOM_LOAD(&ctx->parked) ? SKYNET_BUDGET_THROTTLED : 0);
+}
+
+void
+skynet_context_set_heap(struct skynet_context *ctx, const size_t *bytes) {
+	ctx->heap_src = bytes;
+}
+
+const char *
+skynet_context_label(struct skynet_context *ctx) {
+	return ctx->label;
+}
+
+int
+skynet_context_budget(struct skynet_context *ctx, const char *text, char *err, size_t errsz) {
+	struct skynet_budget b = ctx->budget.limit;
+	int e = skynet_budget_parse(text, &b, err, errsz);
+	if (e == 0)
+		skynet_budget_track_set(&ctx->budget, &b);
+	return e;
+}
+
+void
+skynet_context_budget_get(struct skynet_context *ctx, struct skynet_budget *out) {
+	*out = ctx->budget.limit;
 }
 
 uint64_t
@@ -659,6 +851,7 @@ skynet_globalinit(void) {
 		exit(1);
 	}
 	G_NODE.init = 1;
+	skynet_timer_set_wake(budget_wake);
 	// The main thread gets a small negative id, like the other non-worker threads.
 	skynet_initthread(THREAD_MAIN);
 }
@@ -695,4 +888,9 @@ skynet_priority_configure(const char *patterns) {
 	skynet_free(G_NODE.priority_patterns);
 	G_NODE.priority_patterns = none ? NULL : skynet_strdup(patterns);
 	return 0;
+}
+
+void
+skynet_budget_virtual_time(bool on) {
+	G_NODE.virtual_time = on;
 }

@@ -97,7 +97,7 @@ char *skynet_context_result(struct skynet_context *ctx);
 void skynet_context_stat(struct skynet_context *ctx, struct skynet_service_stat *st);
 /*
  * Microseconds the message running on ctx has taken so far; 0 when none
- * runs or profiling is off for ctx. From ctx's own callback.
+ * runs or profiling is off for ctx. Any thread (top reads it for the workers).
  */
 uint64_t skynet_context_running_us(struct skynet_context *ctx);
 /*
@@ -106,6 +106,17 @@ uint64_t skynet_context_running_us(struct skynet_context *ctx);
  */
 bool skynet_context_priority(struct skynet_context *ctx);
 bool skynet_context_set_priority(struct skynet_context *ctx, bool on);
+/* ctx's label, "module param" (truncated): borrowed, valid while ctx lives. */
+const char *skynet_context_label(struct skynet_context *ctx);
+struct skynet_budget;
+/*
+ * Change ctx's budget with "key=value ..." (skynet_budget_parse: the keys
+ * given change). Returns 0, or SKYNET_EINVAL with a reason in err. From
+ * the thread running ctx (its BUDGET command).
+ */
+int skynet_context_budget(struct skynet_context *ctx, const char *text, char *err, size_t errsz);
+/* ctx's budget now. From the thread running ctx. */
+void skynet_context_budget_get(struct skynet_context *ctx, struct skynet_budget *out);
 /* Read and clear ctx's endless flag (skynet_context_endless). Thread-safe. */
 bool skynet_context_take_endless(struct skynet_context *ctx);
 /*
@@ -135,5 +146,7 @@ void skynet_profile_enable(int enable);
  */
 #define SKYNET_PRIORITY_PATTERN_MAX 63
 int skynet_priority_configure(const char *patterns);
+/* Budget windows follow the virtual clock (config timer = "virtual"). Before the workers start. */
+void skynet_budget_virtual_time(bool on);
 
 #endif

@@ -92,6 +92,7 @@
 #include "skynet_start.h"
 
 #include "skynet.h"
+#include "skynet_budget.h"
 #include "skynet_command.h"
 #include "skynet_daemon.h"
 #include "skynet_env.h"
@@ -417,6 +418,26 @@ worker_weight(int i) {
 	return i < (int)(sizeof(weight) / sizeof(weight[0])) ? weight[i] : 0;
 }
 
+int
+skynet_worker_stats(struct skynet_worker_stat *out, int cap) {
+	struct monitor *m = THREADS;
+	if (m == NULL)
+		return 0;
+	for (int i = 0; i < m->count && i < cap; i++) {
+		struct skynet_worker_stat *w = &out[i];
+		w->handle = skynet_monitor_running(m->m[i]);
+		w->running_us = 0;
+		w->label[0] = '\0';
+		struct skynet_context *ctx = w->handle ? skynet_handle_grab(w->handle) : NULL;
+		if (ctx == NULL)
+			continue;
+		w->running_us = skynet_context_running_us(ctx);
+		snprintf(w->label, sizeof(w->label), "%s", skynet_context_label(ctx));
+		skynet_context_release(ctx);
+	}
+	return m->count;
+}
+
 static void
 create_thread(pthread_t *thread, void *(*start_routine)(void *), void *arg) {
 	if (pthread_create(thread, NULL, start_routine, arg)) {
@@ -534,6 +555,12 @@ skynet_start(struct skynet_config *config) {
 	skynet_socket_set_output_limit(config->output_limit);
 	skynet_socket_set_backlog(config->listen_backlog);
 	skynet_profile_enable(config->profile);
+	skynet_budget_virtual_time(config->virtual_time);
+	char err[128];
+	if (skynet_budget_rules(config->budget, err, sizeof(err)) != 0) {
+		fprintf(stderr, "config budget: %s\n", err);
+		exit(1);
+	}
 
 	uint32_t logger_handle = skynet_context_new(config->logservice, config->logger);
 	// No worker runs yet, so the logger cannot have exited before this grab.
@@ -555,6 +582,7 @@ skynet_start(struct skynet_config *config) {
 	skynet_handle_exit();
 	skynet_harbor_exit();
 	skynet_mq_exit();
+	skynet_budget_rules_free();
 	if (config->daemon)
 		skynet_daemon_exit(config->daemon);
 	return skynet_exit_status();

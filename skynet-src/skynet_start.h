@@ -27,6 +27,7 @@ struct skynet_config {
 	size_t flow_high_bytes;  // socket flow control: mailbox bytes (0: off)
 	size_t output_limit;     // bytes queued on a connection before it is closed (0: none)
 	int listen_backlog;      // backlog of a listen that gives none (0: the default, 511)
+	const char *budget;      // the per-service budget rules (skynet_budget.h), or NULL
 };
 
 /*

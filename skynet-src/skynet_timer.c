@@ -99,6 +99,7 @@ struct timer_state {
 	ATOM_U64 fired;
 	ATOM_U64 late_sum_us;
 	ATOM_U64 late[SKYNET_TIMER_LATE_BUCKETS];
+	ATOM_U64 last_late_us;
 	uint32_t starttime;
 	bool virtual_time;
 };
@@ -118,10 +119,17 @@ clock_cs(void) {
 	return CLOCK() / 10000;
 }
 static skynet_timer_kick_cb KICK = NULL;
+static skynet_timer_wake_cb WAKE = NULL;
+#define WAKE_SESSION 0 // the session of wake timers (skynet_timer_wake)
 
 void
 skynet_timer_set_kick(skynet_timer_kick_cb kick) {
 	KICK = kick;
+}
+
+void
+skynet_timer_set_wake(skynet_timer_wake_cb wake) {
+	WAKE = wake;
 }
 
 void
@@ -195,11 +203,21 @@ push_response(uint32_t handle, int session) {
 	return skynet_post(handle, &msg);
 }
 
-/* A service that is gone gets nothing: the message has no data to free. */
+/* A timer is due: a wake timer calls WAKE, any other sends its response. */
+static void
+fire(uint32_t handle, int session) {
+	if (session == WAKE_SESSION) {
+		if (WAKE)
+			WAKE(handle);
+		return;
+	}
+	(void)push_response(handle, session); // a service that is gone gets nothing
+}
+
 static void
 dispatch(const struct skynet_wheel_expired *batch, size_t n) {
 	for (size_t i = 0; i < n; i++)
-		(void)push_response(batch[i].handle, batch[i].session);
+		fire(batch[i].handle, batch[i].session);
 }
 
 static const uint32_t LATE_LE_US[SKYNET_TIMER_LATE_BUCKETS - 1] = {
@@ -221,6 +239,7 @@ count_fired(struct timer_state *t, size_t n, uint64_t late_us) {
 	ATOM_STORE_RELAXED(&t->fired, ATOM_LOAD_RELAXED(&t->fired) + n);
 	ATOM_STORE_RELAXED(&t->late[b], ATOM_LOAD_RELAXED(&t->late[b]) + n);
 	ATOM_STORE_RELAXED(&t->late_sum_us, ATOM_LOAD_RELAXED(&t->late_sum_us) + n * late_us);
+	ATOM_STORE_RELAXED(&t->last_late_us, late_us);
 }
 
 void
@@ -231,6 +250,7 @@ skynet_timer_stat(struct skynet_timer_stat *out) {
 	out->late_sum_us = ATOM_LOAD_RELAXED(&t->late_sum_us);
 	for (int i = 0; i < SKYNET_TIMER_LATE_BUCKETS; i++)
 		out->late[i] = ATOM_LOAD_RELAXED(&t->late[i]);
+	out->last_late_us = ATOM_LOAD_RELAXED(&t->last_late_us);
 }
 
 static uint64_t monotonic_us(void);
@@ -254,10 +274,15 @@ skynet_timeout(uint32_t handle, int time_cs, int session) {
 	}
 	SPIN_UNLOCK(t);
 	if (passed)
-		(void)push_response(handle, session); // the wheel went past it meanwhile
+		fire(handle, session); // the wheel went past it meanwhile
 	else if (kick && KICK)
 		KICK();
 	return session;
+}
+
+void
+skynet_timer_wake(uint32_t handle, int time_cs) {
+	(void)skynet_timeout(handle, time_cs > 0 ? time_cs : 1, WAKE_SESSION);
 }
 
 int

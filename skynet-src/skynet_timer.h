@@ -107,6 +107,25 @@ void skynet_timer_set_clock(skynet_timer_clock_cb clock);
 /* Node start, UTC seconds (the wall clock at init, in virtual time too). Thread-safe. */
 uint32_t skynet_starttime(void);
 
+/* Called by the timer for a wake timer (skynet_timer_wake); runs on the advancing thread. */
+typedef void (*skynet_timer_wake_cb)(uint32_t handle);
+
+/*
+ * Install the wake callback (NULL removes it). Call while no other thread
+ * uses the timer.
+ */
+void skynet_timer_set_wake(skynet_timer_wake_cb wake);
+
+/*
+ * A wake timer: after time_cs (at least one tick) the wake callback is
+ * called with handle instead of a message being sent (the budget's
+ * throttle resumes a deferred queue with it). It is a timer of handle
+ * like any other: skynet_timer_remove_service drops it, and
+ * skynet_timer_pending counts it. It uses session 0, which no message
+ * timer uses. Thread-safe.
+ */
+void skynet_timer_wake(uint32_t handle, int time_cs);
+
 /* Pending timers owned by handle, or in total when handle is 0. Thread-safe. */
 size_t skynet_timer_pending(uint32_t handle);
 

@@ -236,6 +236,13 @@ function skynet.time() end
 ---@return skynet.timer_object
 function skynet.timeout(ti, func) end
 
+---Calls func in a new coroutine once us microseconds have passed (a precise timer; a
+---fraction is rounded up). Never blocks.
+---@param us number microseconds
+---@param func function
+---@return skynet.timer_object
+function skynet.timeout_us(us, func) end
+
 ---Suspends the running coroutine for ti centiseconds. Returns "BREAK" when skynet.wakeup(token)
 ---ended it early.
 ---@async
@@ -370,6 +377,24 @@ function skynet.stat(what) end
 ---Limits this service's Lua heap (call in the main chunk, before skynet.start).
 ---@param bytes integer
 function skynet.memlimit(bytes) end
+
+---@class skynet.budget
+---@field cpu_ms_per_s integer milliseconds of CPU per second, 0: not watched
+---@field memory_mb integer Lua heap, 0: not watched
+---@field queue integer messages waiting, 0: not watched
+---@field policy "warn"|"throttle"|"kill"
+
+---@class skynet.budget_change
+---@field cpu_ms_per_s? integer|false
+---@field memory_mb? integer|false
+---@field queue? integer|false
+---@field policy? "warn"|"throttle"|"kill"
+
+---Reads and changes this service's budget: the fields given change (0 or false: not watched);
+---false turns every limit off; nil only reads. Returns the budget now in force.
+---@param t? skynet.budget_change|false
+---@return skynet.budget
+function skynet.budget(t) end
 
 ---Sets the function whose result the debug INFO command returns.
 ---@param f fun(...): any

@@ -7,8 +7,8 @@
  * cleared when its job returns or dies, its UV_FIRED pair and UV_TRACE_TAG
  * entry when it stops for good (k->fired_n counts the pairs).
  * S.tag and S.set_tag read and set the running coroutine's UV_TRACE_TAG entry
- * (skynet.trace, skynet.tracetag); S.new_tag makes a tag, counting in
- * k->trace_n. S.parked lists the pool (tests, diagnostics).
+ * (skynet.tracetag); S.new_tag makes a tag (a new trace id). S.parked lists
+ * the pool (tests, diagnostics).
  * Reads: k->host (the resume to use), k->tracing, k->self.
  *
  * A pooled coroutine's body is co_body, a C function: the first resume
@@ -28,6 +28,7 @@
 
 #include "kernel.h"
 #include "../lua-skynet.h"
+#include "../lua-span.h"
 
 #include <lauxlib.h>
 
@@ -58,25 +59,27 @@ forget_fired(lua_State *L, int K, struct kernel *k, int idx) {
 	lua_pop(L, 1);
 }
 
-/* End the trace of the coroutine at idx, when it has a tag. */
+/* End the trace of the coroutine at idx, when it has a tag: its span ends too. */
 static void
-end_trace(lua_State *L, int K, int idx) {
+end_trace(lua_State *L, int K, struct kernel *k, int idx, bool failed) {
+	kernel_span_end(L, K, k, idx, failed);
 	if (kernel_get(L, K, UV_TRACE_TAG, idx) != LUA_TNIL && lua_toboolean(L, -1)) {
 		int tag = lua_absindex(L, -1);
 		lua_pushnil(L);
-		kernel_set(L, K, UV_TRACE_TAG, idx);
-		kernel_trace(L, tag, "end");
+		kernel_set_tag(L, K, k, idx);
+		if (!k->trace_quiet)
+			kernel_trace(L, tag, "end");
 	}
 	lua_pop(L, 1);
 }
 
 void
-kernel_co_finished(lua_State *L, int K, struct kernel *k, int idx) {
+kernel_co_finished(lua_State *L, int K, struct kernel *k, int idx, bool failed) {
 	idx = lua_absindex(L, idx);
 	if (k->fired_n > 0)
 		forget_fired(L, K, k, idx);
-	if (k->tracing)
-		end_trace(L, K, idx);
+	if (k->traced_n > 0)
+		end_trace(L, K, k, idx, failed);
 }
 
 static int co_body(lua_State *co);
@@ -124,8 +127,8 @@ co_done(lua_State *co, int status, lua_KContext ctx) {
 	lua_pushthread(co);
 	check_unanswered(co, k);
 	lua_settop(co, CO_SELF);
-	if (k->fired_n > 0 || k->tracing)
-		kernel_co_finished(co, CO_KERNEL, k, CO_SELF);
+	if (k->fired_n > 0 || k->traced_n > 0)
+		kernel_co_finished(co, CO_KERNEL, k, CO_SELF, false);
 	kernel_tab(co, CO_KERNEL, UV_POOL);
 	lua_pushvalue(co, CO_SELF);
 	lua_rawseti(co, -2, (lua_Integer)lua_rawlen(co, -2) + 1);
@@ -274,7 +277,7 @@ kernel_co_error(lua_State *L, int K, struct kernel *k, int idx, int err) {
 	if (take_request(L, K, idx, &source, &session)) // answered once the error is logged
 		kernel_defer_error_reply(L, K, source, session, cause != NULL ? cause : msg);
 	lua_settop(L, top);
-	kernel_co_finished(L, K, k, idx);
+	kernel_co_finished(L, K, k, idx, true);
 	kernel_close_thread(co, L);
 }
 
@@ -294,18 +297,21 @@ int
 kernel_lset_tag(lua_State *L) {
 	enum { ARG_TAG = 1, SLOT_KERNEL, SLOT_RUNNING };
 	lua_settop(L, ARG_TAG);
-	kernel_push(L);
+	struct kernel *k = kernel_push(L);
 	kernel_push_running(L, SLOT_KERNEL);
 	lua_pushvalue(L, ARG_TAG);
-	kernel_set(L, SLOT_KERNEL, UV_TRACE_TAG, SLOT_RUNNING);
+	kernel_set_tag(L, SLOT_KERNEL, k, SLOT_RUNNING);
 	return 0;
 }
 
 void
 kernel_push_new_tag(lua_State *L, struct kernel *k) {
-	char tag[32];
-	snprintf(tag, sizeof(tag), ":%08x-%d", (unsigned)kernel_self(k), ++k->trace_n);
-	lua_pushstring(L, tag);
+	(void)k;
+	uint8_t id[16];
+	char hex[SPAN_TRACE_HEX];
+	skynet_span_new_trace(id);
+	skynet_span_hex(id, 16, hex);
+	lua_pushlstring(L, hex, sizeof(hex));
 }
 
 /* S.new_tag() -> a new trace tag (skynet.trace; dispatch.c makes one for forced tracing). */

@@ -29,7 +29,8 @@
  *
  * Owns: UV_WAITING entries as replies take them, UV_WATCHING entries of
  * answered and failed calls, the tail of the error queue (UV_EQ, k->eq_t),
- * UV_ERRORS, UV_REPLIES, UV_TRACE_SOURCE, UV_UNRESPONSE entries of a dead source,
+ * UV_ERRORS, UV_REPLIES, UV_TRACE_SOURCE (trace payloads announced, taken by
+ * the next request from their source), UV_UNRESPONSE entries of a dead source,
  * k->unpacking; a fired timeout's UV_TIMERS entry, UV_TIMEOUT_TB entry and
  * UV_FIRED pair. The reasons table (registry, REASONS_KEY; kernel.h says what
  * it holds): this file makes it and sets the session entries; run.c moves
@@ -75,7 +76,7 @@ forget_source(lua_State *L, int K, struct kernel *k, int source) {
 	}
 	lua_pop(L, 1);
 	lua_pushnil(L);
-	kernel_set(L, K, UV_TRACE_SOURCE, source);
+	kernel_set_trace_source(L, K, k, source);
 }
 
 /* Push c.tostring(msg, sz) of the message at msg (nil stays nil). */
@@ -317,8 +318,8 @@ static void
 no_dispatch(lua_State *L, struct kernel *k, lua_Integer prototype, lua_Integer session) {
 	if (prototype == PTYPE_TRACE) {
 		push_msg_string(L, ARG_MSG);
-		kernel_set(L, SLOT_KERNEL, UV_TRACE_SOURCE, ARG_SOURCE);
-		k->tracing = true;
+		kernel_set_trace_source(L, SLOT_KERNEL, k, ARG_SOURCE);
+		kernel_trace_on(k);
 	} else if (session != 0) {
 		kernel_send_msg(L, k, ARG_SOURCE, PTYPE_ERROR, (int)session, lua_gettop(L) + 1);
 	} else {
@@ -333,11 +334,11 @@ trace_request(lua_State *L, struct kernel *k) {
 	if (t != LUA_TNIL) {
 		if (t == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
 			lua_pushnil(L);
-			kernel_set(L, SLOT_KERNEL, UV_TRACE_SOURCE, ARG_SOURCE);
+			kernel_set_trace_source(L, SLOT_KERNEL, k, ARG_SOURCE);
 		} else {
 			if (kernel_get(L, SLOT_KERNEL, UV_TRACE_SOURCE, ARG_SOURCE) == LUA_TNIL) {
 				kernel_push_new_tag(L, k);
-				kernel_set(L, SLOT_KERNEL, UV_TRACE_SOURCE, ARG_SOURCE);
+				kernel_set_trace_source(L, SLOT_KERNEL, k, ARG_SOURCE);
 			}
 			lua_pop(L, 1);
 		}
@@ -345,16 +346,22 @@ trace_request(lua_State *L, struct kernel *k) {
 	lua_pop(L, 1);
 }
 
-/* The request's coroutine takes over the trace tag its source announced. */
+/* The request's coroutine takes over the trace its source announced (the
+ * payload at the top of UV_TRACE_SOURCE[source]) and begins a span, child of
+ * the sender's; name: the request's first argument (0: none). */
 static void
-take_trace_tag(lua_State *L, int K, int co, int source) {
+take_trace_tag(lua_State *L, int K, struct kernel *k, int co, int source, int name) {
 	if (kernel_get(L, K, UV_TRACE_SOURCE, source) != LUA_TNIL) {
-		int tag = lua_gettop(L);
+		int payload = lua_gettop(L);
 		lua_pushnil(L);
-		kernel_set(L, K, UV_TRACE_SOURCE, source);
-		lua_pushvalue(L, tag);
-		kernel_set(L, K, UV_TRACE_TAG, co);
-		kernel_trace(L, tag, "request");
+		kernel_set_trace_source(L, K, k, source);
+		struct kernel_span_from from = {.co = co, .tag = payload + 1, .name = name};
+		from.parent = kernel_trace_split(L, payload);
+		from.source = (uint32_t)lua_tointeger(L, source);
+		kernel_span_begin(L, K, k, &from);
+		if (!k->trace_quiet)
+			kernel_trace(L, payload + 1, "request");
+		lua_pop(L, 1);
 	}
 	lua_pop(L, 1);
 }
@@ -372,8 +379,8 @@ start_request(lua_State *L, int K, struct kernel *k, int base) {
 	kernel_set(L, K, UV_REQ_SESSION, co);
 	lua_pushvalue(L, base + JOB_SOURCE);
 	kernel_set(L, K, UV_REQ_SOURCE, co);
-	if (k->tracing)
-		take_trace_tag(L, K, co, base + JOB_SOURCE);
+	if (k->trace_pending > 0)
+		take_trace_tag(L, K, k, co, base + JOB_SOURCE, nargs > 3 ? base + JOB_SOURCE + 1 : 0);
 	kernel_set_running(L, K, k, co);
 	bool ok = kernel_resume(k, L, lua_tothread(L, co), nargs);
 	kernel_run(L, K, ok);
@@ -513,11 +520,32 @@ send_replies(lua_State *L, struct kernel *k) {
 	lua_pop(L, 1);
 }
 
+/* A PTYPE_TRACE message for a service that has no trace protocol of its own
+ * (all but a few): its payload is kept for the next request from its source
+ * at once, without the pcall and the protocol lookups of raw_dispatch (it
+ * comes before every traced call). True when it was. */
+static bool
+take_trace_message(lua_State *L, struct kernel *k) {
+	if (lua_tointeger(L, ARG_PROTOTYPE) != PTYPE_TRACE)
+		return false;
+	kernel_tab(L, SLOT_KERNEL, UV_PROTO);
+	bool own = lua_rawgeti(L, -1, PTYPE_TRACE) != LUA_TNIL;
+	lua_pop(L, 2);
+	if (own)
+		return false;
+	push_msg_string(L, ARG_MSG);
+	kernel_set_trace_source(L, SLOT_KERNEL, k, ARG_SOURCE);
+	kernel_trace_on(k);
+	return true;
+}
+
 /* skynet.dispatch_message(prototype, msg, sz, session, source) */
 int
 kernel_ldispatch_message(lua_State *L) {
 	lua_settop(L, ARG_SOURCE);
 	struct kernel *k = kernel_push(L);
+	if (k->trace_read && take_trace_message(L, k)) // trace_read: it traced before
+		return 0;
 	lua_pushcfunction(L, raw_dispatch);
 	for (int i = ARG_PROTOTYPE; i <= ARG_SOURCE; i++)
 		lua_pushvalue(L, i);

@@ -26,8 +26,9 @@
  *   sleep_session token -> session (> 0: sleep with a timer, < 0: wait).
  *   unresponse    response closure -> address owed.
  *   fired         co <-> session of a fired timeout that is blocked.
- *   trace_tag, trace_source, timeout_tb   tracing (co -> tag, source ->
- *                 announced tag, session -> creation traceback).
+ *   trace_tag, trace_source, trace_span, timeout_tb   tracing (co -> tag,
+ *                 source -> announced trace payload, co -> its span (trace.c),
+ *                 session -> creation traceback).
  *   pool          the parked coroutines (weak), proto the protocols (by name
  *                 and id), wakeup/error/fork queues (FIFOs: wq + wq_token,
  *                 eq, fq + fq_args; heads and tails in struct kernel), woken
@@ -53,7 +54,12 @@
  *   protocols() -> {id = p}                     all of them, by id
  *   tag(), set_tag(tag)                         the running coroutine's
  *                 trace tag
- *   new_tag() -> tag                            a new trace tag, ":<self>-<n>"
+ *   new_tag() -> tag                            a new trace tag: a new trace
+ *                 id, 32 hex digits
+ *   trace_begin(tag[, parent[, name]]) -> span  the running coroutine begins
+ *                 a span of trace tag (trace.c)
+ *   trace_end([failed])                         its span ends, untraced
+ *   trace_context() -> tag, span | nil          its tag and span id
  *   set(what, value)                            tracing, trace_timeouts,
  *                 unknown_request, unknown_response
  *   timer_object(session)                       skynet.timeout's result
@@ -200,13 +206,16 @@ push_skynet_table(lua_State *L) {
 	 * does not show): skynet.core's functions, pcall, skynet.require's init;
 	 * their names exist in the state already. */
 	static const char *const copied[] = {
-	    "pack", "packstring", "unpack", "tostring", "trash", "error", "now", "hpc",
+	    "pack", "packstring", "unpack", "tostring", "trash", "now", "hpc",
 	};
 	lua_createtable(L, 0, 10);
 	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
 		lua_getfield(L, OPEN_CORE, copied[i]);
 		lua_setfield(L, -2, copied[i]);
 	}
+	lua_getfield(L, OPEN_CORE, "error"); // wrapped: a traced coroutine's lines carry its tag
+	lua_pushcclosure(L, kernel_lerror, 1);
+	lua_setfield(L, -2, "error");
 	lua_getglobal(L, "pcall");
 	lua_setfield(L, -2, "pcall");
 	lua_getfield(L, OPEN_REQUIRE, "init");

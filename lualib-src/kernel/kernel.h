@@ -14,6 +14,7 @@
  *   timer.c      timeout, sleep, wait, wakeup; the pending sessions (skynet.task)
  *   start.c      start, init_service
  *   kill.c       killthread, the kernel's part of exit, the failures of the last will
+ *   trace.c      the spans of traced coroutines, the trace payload, skynet.error
  *   lazy.c       the skynet table and skynet.private, filled on first use
  *   init.c       luaopen_skynet_kernel, the last will
  * docs/internals.md tells the message path and a coroutine's states.
@@ -55,6 +56,7 @@ enum kernel_uv {
 	UV_FIRED,
 	UV_TRACE_TAG,
 	UV_TRACE_SOURCE,
+	UV_TRACE_SPAN,
 	UV_TIMEOUT_TB,
 	UV_POOL,
 	UV_PROTO,
@@ -85,21 +87,24 @@ struct kernel {
 	lua_State *running;               // the coroutine resumed last (anchored in UV_RUNNING)
 	uint32_t self;                    // 0 until skynet.self asked
 	int last_session;
-	int timer_n, timer_peak;                // pending timeouts, most since the last rebuild
-	int trace_n;                            // trace tags made (S.new_tag)
+	int timer_n, timer_peak; // pending timeouts, most since the last rebuild
+	int traced_n;            // coroutines with a UV_TRACE_TAG entry (trace.c keeps the count)
+	int trace_pending;       // UV_TRACE_SOURCE entries: payloads announced, not yet taken
 	int wq_h, wq_t, eq_h, eq_t, fq_h, fq_t; // heads and tails of the wakeup, error, fork queues
 	/* Per session table (UV_WAITING + i): entries set since it was last made
 	 * roomy, and how many it may take before (kernel_sessions_tidy). */
 	int sess_set[KERNEL_SESSION_TABLES], sess_room[KERNEL_SESSION_TABLES];
-	/* Bit-fields, one int for these six, so that the record stays small (the
+	/* Bit-fields, one int for these eight, so that the record stays small (the
 	 * memory of an idle service). fired_n counts fired timeouts blocked, each
-	 * with a coroutine (a KiB at least): 26 bits are far more than a heap holds. */
-	signed int fired_n : 27;
+	 * with a coroutine (a KiB at least): 24 bits are far more than a heap holds. */
+	signed int fired_n : 25;
 	bool wrapped : 1;
-	bool tracing : 1;
+	bool tracing : 1; // a protocol may force tracing (skynet.traceproto, skynet.trace)
 	bool trace_timeouts : 1;
-	bool unpacking : 1; // a request is being unpacked (an error then fails it)
-	bool exited : 1;    // skynet.exit ran (S.exit_state): the last will has nothing to do
+	bool unpacking : 1;   // a request is being unpacked (an error then fails it)
+	bool exited : 1;      // skynet.exit ran (S.exit_state): the last will has nothing to do
+	bool trace_read : 1;  // trace_lines was read (trace.c)
+	bool trace_quiet : 1; // trace_lines = false: no per-hop <TRACE> lines
 };
 
 /* The parts call one another directly: their names stay inside skynet.so
@@ -200,6 +205,9 @@ void kernel_require(lua_State *L, const char *name);
  * session < 0 asks the core for one. Returns the core's result. Raises on a bad
  * address, after freeing the payload. */
 int kernel_send_msg(lua_State *L, struct kernel *k, int dest, int type, int session, int msg);
+/* The same from source (0: self; skynet.redirect). */
+int kernel_send_from(lua_State *L, struct kernel *k, int dest, uint32_t source, int type,
+                     int session, int msg);
 /* An empty error message to source for session (never raises). */
 void kernel_send_error(struct kernel *k, lua_Integer source, lua_Integer session);
 /* An error message to source for session carrying the text reason (its first
@@ -276,10 +284,11 @@ bool kernel_is_call_failed(const char *msg);
  * for it: push that reason, forget it there and return it; else push nothing
  * and return NULL. */
 const char *kernel_co_cause(lua_State *L, int idx, const char *msg);
-/* Bookkeeping when the coroutine at idx stops for good: fired timeout, trace tag. */
-void kernel_co_finished(lua_State *L, int K, struct kernel *k, int idx);
+/* Bookkeeping when the coroutine at idx stops for good: fired timeout, trace
+ * tag, span (failed: it died of an error or was killed). */
+void kernel_co_finished(lua_State *L, int K, struct kernel *k, int idx, bool failed);
 int kernel_close_thread(lua_State *co, lua_State *from);
-/* Push a new trace tag, ":<self>-<n>". */
+/* Push a new trace tag: a new trace id, 32 hex digits. */
 void kernel_push_new_tag(lua_State *L, struct kernel *k);
 
 int kernel_lfork(lua_State *L);
@@ -344,6 +353,42 @@ void kernel_fail_responses(lua_State *L, int K);
 
 int kernel_lkillthread(lua_State *L); // S.killthread
 int kernel_lexit_state(lua_State *L); // S.exit_state
+
+/* ---- trace.c ---- */
+
+/* Where a span begins: stack indexes of the coroutine, its tag and the
+ * request's first argument (0: none) naming it; the parent span (0: root)
+ * and the request's source (0: none). */
+struct kernel_span_from {
+	int co, tag, name;
+	uint64_t parent;
+	uint32_t source;
+};
+
+/* The service traces: reads config trace_lines the first time. */
+void kernel_trace_on(struct kernel *k);
+/* The coroutine at from->co begins a span of the tag (its UV_TRACE_TAG),
+ * ending the span it had. */
+void kernel_span_begin(lua_State *L, int K, struct kernel *k, const struct kernel_span_from *from);
+/* The span of the coroutine at co ends (kept in the ring); none: nothing. */
+void kernel_span_end(lua_State *L, int K, struct kernel *k, int co, bool failed);
+/* Push the trace payload of the coroutine at co ("tag span") and return
+ * true; false, nothing pushed, when it is not traced. */
+bool kernel_push_trace_payload(lua_State *L, int K, int co);
+/* UV_TRACE_TAG[co] = the value on top (popped), counting k->traced_n: the
+ * send paths look up a coroutine's tag only while some coroutine has one. */
+void kernel_set_tag(lua_State *L, int K, struct kernel *k, int co);
+/* UV_TRACE_SOURCE[source] = the value on top (popped), counting k->trace_pending. */
+void kernel_set_trace_source(lua_State *L, int K, struct kernel *k, int source);
+/* Split the trace payload at payload: push its tag, return the parent span (0: none). */
+uint64_t kernel_trace_split(lua_State *L, int payload);
+
+int kernel_ltrace_begin(lua_State *L);   // S.trace_begin
+int kernel_ltrace_end(lua_State *L);     // S.trace_end
+int kernel_ltrace_context(lua_State *L); // S.trace_context
+int kernel_lerror(lua_State *L);         // skynet.error (upvalue: skynet.core's error)
+int kernel_lredirect(lua_State *L);      // skynet.redirect
+int kernel_lrawsend(lua_State *L);       // skynet.rawsend
 
 /* ---- lazy.c ---- */
 

@@ -290,7 +290,7 @@ kill_coroutine(lua_State *L, int K, struct kernel *k, int co) {
 		return false;
 	drop_session(L, K, k, session);
 	kernel_co_fail_request(L, K, k, co, NULL);
-	kernel_co_finished(L, K, k, co);
+	kernel_co_finished(L, K, k, co, true);
 	kernel_close_thread(thread, L);
 	return true;
 }

@@ -92,6 +92,7 @@ static const struct lazy_name LAZY[] = {
     {"priority", LAZY_MODULE, NULL, EXT_SERVICE},
     {"stat", LAZY_MODULE, NULL, EXT_SERVICE},
     {"memlimit", LAZY_MODULE, NULL, EXT_SERVICE},
+    {"budget", LAZY_MODULE, NULL, EXT_SERVICE},
     {"newservice", LAZY_MODULE, NULL, EXT_SERVICE},
     {"uniqueservice", LAZY_MODULE, NULL, EXT_SERVICE},
     {"queryservice", LAZY_MODULE, NULL, EXT_SERVICE},
@@ -117,8 +118,8 @@ static const struct lazy_name LAZY[] = {
     {"response", LAZY_MODULE, NULL, EXT_MESSAGE},
     {"ignoreret", LAZY_MODULE, NULL, EXT_MESSAGE},
     {"context", LAZY_MODULE, NULL, EXT_MESSAGE},
-    {"redirect", LAZY_MODULE, NULL, EXT_MESSAGE},
-    {"rawsend", LAZY_MODULE, NULL, EXT_MESSAGE},
+    {"redirect", LAZY_KERNEL, kernel_lredirect, NULL},
+    {"rawsend", LAZY_KERNEL, kernel_lrawsend, NULL},
     {"rawcall", LAZY_MODULE, NULL, EXT_MESSAGE},
     {"yield", LAZY_MODULE, NULL, EXT_MESSAGE},
     {"dispatch_unknown_request", LAZY_MODULE, NULL, EXT_MESSAGE},
@@ -248,6 +249,8 @@ lset(lua_State *L) {
 		return 0;
 	if (strcmp(what, "tracing") == 0) {
 		k->tracing = lua_toboolean(L, ARG_VALUE);
+		if (k->tracing)
+			kernel_trace_on(k);
 	} else if (strcmp(what, "trace_timeouts") == 0) {
 		k->trace_timeouts = lua_toboolean(L, ARG_VALUE);
 	} else if (strcmp(what, "unknown_request") == 0 || strcmp(what, "unknown_response") == 0) {
@@ -276,6 +279,9 @@ static const luaL_Reg PRIVATE_FUNCS[] = {
     {"tag", kernel_ltag},
     {"set_tag", kernel_lset_tag},
     {"new_tag", kernel_lnew_tag},
+    {"trace_begin", kernel_ltrace_begin},
+    {"trace_end", kernel_ltrace_end},
+    {"trace_context", kernel_ltrace_context},
     {"set", lset},
     {"timer_object", ltimer_object},
     {"pending", kernel_lpending},

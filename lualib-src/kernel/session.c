@@ -8,7 +8,8 @@
  * running coroutine (set here, cleared by dispatch.c when the reply or the
  * error comes), and the request's UV_REQ_SESSION entry, cleared by ret.
  * Reads: UV_PROTO (pack, unpack, id), UV_RUNNING, UV_REQ_SOURCE, UV_TIMERS
- * (a session in use), UV_TRACE_TAG.
+ * (a session in use), UV_TRACE_TAG (through trace.c: a traced coroutine's
+ * call, send, rawsend and redirect send its trace payload first).
  *
  * A call yields "SUSPEND" with lua_yieldk; the dispatcher resumes it with
  * (true, msg, sz, session) on the reply or (false) when the call failed, and
@@ -26,6 +27,12 @@
 
 int
 kernel_send_msg(lua_State *L, struct kernel *k, int dest, int type, int session, int msg) {
+	return kernel_send_from(L, k, dest, 0, type, session, msg);
+}
+
+int
+kernel_send_from(lua_State *L, struct kernel *k, int dest, uint32_t source, int type, int session,
+                 int msg) {
 	int t = lua_type(L, dest);
 	int is_int = 0;
 	if (t == LUA_TNUMBER)
@@ -43,7 +50,7 @@ kernel_send_msg(lua_State *L, struct kernel *k, int dest, int type, int session,
 	}
 	struct skynet_payload p;
 	skynet_payload_get(L, msg, &p);
-	return skynet_payload_send(L, k->ctx, dest, 0, type, session, &p);
+	return skynet_payload_send(L, k->ctx, dest, source, type, session, &p);
 }
 
 void
@@ -112,6 +119,8 @@ kernel_new_session(lua_State *L, int K, struct kernel *k) {
 
 /* ---- send ---- */
 
+static void trace_send(lua_State *L, int K, struct kernel *k, int a, uint32_t source);
+
 /* Stack: addr, typename, args... (n values), K. Packs the args with the
  * protocol's pack (msg, sz pushed) and returns the protocol's id. */
 static int
@@ -139,7 +148,52 @@ kernel_lsend(lua_State *L) {
 	int K = n + 1;
 	int msg = K + 2; // after the protocol
 	int id = pack_message(L, K, n);
-	return skynet_push_send_result(L, kernel_send_msg(L, lua_touserdata(L, K), 1, id, 0, msg));
+	struct kernel *k = lua_touserdata(L, K);
+	if (k->traced_n > 0)
+		trace_send(L, K, k, 1, 0);
+	return skynet_push_send_result(L, kernel_send_msg(L, k, 1, id, 0, msg));
+}
+
+/* The id of the protocol named at idx; raises "unknown protocol" at the caller. */
+static int
+proto_id(lua_State *L, int K, int idx) {
+	kernel_get_proto(L, K, idx);
+	lua_getfield(L, -1, "id");
+	int id = (int)lua_tointeger(L, -1);
+	lua_pop(L, 2);
+	return id;
+}
+
+/* skynet.rawsend(addr, typename, msg, sz) */
+int
+kernel_lrawsend(lua_State *L) {
+	enum { ARG_ADDR = 1, ARG_NAME, ARG_MSG, ARG_SZ, SLOT_KERNEL };
+	lua_settop(L, ARG_SZ);
+	if (kernel_is_zero(L, ARG_ADDR)) {
+		if (!lua_isnil(L, ARG_SZ))
+			trash(L, ARG_MSG);
+		return kernel_error_at(L, 2, "Invalid service address 0");
+	}
+	struct kernel *k = kernel_push(L);
+	int id = proto_id(L, SLOT_KERNEL, ARG_NAME);
+	if (k->traced_n > 0)
+		trace_send(L, SLOT_KERNEL, k, ARG_ADDR, 0);
+	return skynet_push_send_result(L, kernel_send_msg(L, k, ARG_ADDR, id, 0, ARG_MSG));
+}
+
+/* skynet.redirect(dest, source, typename, session, msg, sz) */
+int
+kernel_lredirect(lua_State *L) {
+	enum { ARG_DEST = 1, ARG_SOURCE, ARG_NAME, ARG_SESSION, ARG_MSG, ARG_SZ, SLOT_KERNEL };
+	lua_settop(L, ARG_SZ);
+	struct kernel *k = kernel_push(L);
+	int id = proto_id(L, SLOT_KERNEL, ARG_NAME);
+	uint32_t source = (uint32_t)luaL_checkinteger(L, ARG_SOURCE);
+	int session = (int)luaL_checkinteger(L, ARG_SESSION);
+	if (k->traced_n > 0)
+		trace_send(L, SLOT_KERNEL, k, ARG_DEST, source);
+	return skynet_push_send_result(L,
+	                               kernel_send_from(L, k, ARG_DEST, source, id, session, ARG_MSG));
 }
 
 /* ---- call ---- */
@@ -148,16 +202,34 @@ kernel_lsend(lua_State *L) {
 static void
 trace_call(lua_State *L, int K, struct kernel *k, int a) {
 	kernel_push_running(L, K);
-	if (kernel_get(L, K, UV_TRACE_TAG, -1) != LUA_TNIL && lua_toboolean(L, -1)) {
-		int tag = lua_gettop(L);
-		lua_pushliteral(L, "call ");
-		kernel_push_address(L, a);
-		lua_concat(L, 2);
-		kernel_trace(L, tag, lua_tostring(L, -1));
+	if (kernel_push_trace_payload(L, K, -1)) {
+		int payload = lua_gettop(L);
+		if (!k->trace_quiet) {
+			kernel_get(L, K, UV_TRACE_TAG, payload - 1);
+			lua_pushliteral(L, "call ");
+			kernel_push_address(L, a);
+			lua_concat(L, 2);
+			kernel_trace(L, payload + 1, lua_tostring(L, -1));
+			lua_pop(L, 2);
+		}
+		kernel_send_msg(L, k, a, PTYPE_TRACE, 0, payload);
 		lua_pop(L, 1);
-		kernel_send_msg(L, k, a, PTYPE_TRACE, 0, tag);
 	}
-	lua_pop(L, 2);
+	lua_pop(L, 1);
+}
+
+/* The tracing part of a send or redirect from source (0: self) to the
+ * address at a: the running coroutine's trace payload goes first. */
+static void
+trace_send(lua_State *L, int K, struct kernel *k, int a, uint32_t source) {
+	kernel_push_running(L, K);
+	if (kernel_push_trace_payload(L, K, -1)) {
+		struct skynet_payload p;
+		skynet_payload_get(L, lua_gettop(L), &p);
+		skynet_payload_send(L, k->ctx, a, source, PTYPE_TRACE, 0, &p);
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
 }
 
 /* Raise the error of a failed send of a call to the address at a. */
@@ -185,7 +257,7 @@ new_call(lua_State *L, int K, struct kernel *k, int a, int id, int msg, int leve
 			trash(L, msg);
 		kernel_error_at(L, level, "Invalid service address 0");
 	}
-	if (k->tracing)
+	if (k->traced_n > 0)
 		trace_call(L, K, k, a);
 	if (k->wrapped)
 		kernel_session_guard(L, K, k);

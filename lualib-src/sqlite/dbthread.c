@@ -26,10 +26,6 @@
  * every request of the group answers that error and nothing of it stays.
  * Requests queued while a group runs form the next group, so the more
  * requests arrive while the disk is busy, the fewer commits per request.
- * With sync "full" on a WAL database the connection runs with
- * synchronous=NORMAL and the answers go through the WAL syncer
- * (walsync.c), which posts them after an fdatasync of the WAL: the same
- * guarantee, and the next group runs while the disk syncs.
  *
  * Replies go to the owner service with skynet_send (source and destination
  * the owner, session 0, the buffer donated). A service that is gone makes
@@ -56,7 +52,6 @@
  * requests are ATOM_* (written by the thread, read by anyone).
  */
 #include "dbthread.h"
-#include "walsync.h"
 #include "wire.h"
 
 #include "skynet.h"
@@ -111,10 +106,8 @@ struct sqlite_db {
 	bool finished;           // the thread has closed the database, about to end
 	ATOM_U64 commits;
 	ATOM_U64 requests;
-	ATOM_U64 syncs; // the WAL syncer's fdatasyncs
 	/* The thread's alone. */
-	sqlite3 *conn;           // owned, NULL until opened and after a close
-	struct walsync *walsync; // owned, with conn: sync "full" on a WAL database
+	sqlite3 *conn; // owned, NULL until opened and after a close
 	bool readonly;
 	bool preparing; // compiling a service's SQL: transaction statements are refused
 	sqlite3_stmt *fixed[FIXED_COUNT]; // owned, with conn
@@ -294,8 +287,6 @@ static void
 close_conn(struct sqlite_db *db) {
 	if (db->conn == NULL)
 		return;
-	walsync_stop(db->walsync); // its last sync comes before the close
-	db->walsync = NULL;
 	cache_clear(&db->cache);
 	for (int i = 0; i < FIXED_COUNT; i++) {
 		sqlite3_finalize(db->fixed[i]);
@@ -519,6 +510,13 @@ run_request(struct sqlite_db *db, struct sqlite_req *req, struct wire_buf *out,
 	return ok;
 }
 
+static void
+put_error(struct wire_buf *out, uint32_t id, const char *text) {
+	wire_put_u32(out, id);
+	wire_put_u8(out, WIRE_ERR);
+	wire_put_str(out, text, strlen(text));
+}
+
 /* The head of a successful answer; its results follow. */
 static void
 put_ok(struct wire_buf *out, const struct sqlite_req *req) {
@@ -530,7 +528,7 @@ put_ok(struct wire_buf *out, const struct sqlite_req *req) {
 static void
 fail_group(struct sqlite_req **reqs, int n, struct wire_buf *out, const char *text) {
 	for (int i = 0; i < n; i++)
-		wire_put_error(out, reqs[i]->id, text);
+		put_error(out, reqs[i]->id, text);
 }
 
 /* The data requests reqs[0..n) in one transaction (see the top comment). */
@@ -552,7 +550,7 @@ run_group(struct sqlite_db *db, struct sqlite_req **reqs, int n, struct wire_buf
 		if (run_request(db, reqs[i], out, &e))
 			continue;
 		out->len = record;
-		wire_put_error(out, reqs[i]->id, e.text);
+		put_error(out, reqs[i]->id, e.text);
 		if (sqlite3_get_autocommit(db->conn)) { // SQLite rolled the transaction back
 			out->len = mark;
 			fail_group(reqs, n, out, e.text);
@@ -604,32 +602,6 @@ setup(sqlite3 *conn, const char *sql) {
 	return sqlite3_exec(conn, sql, NULL, NULL, NULL) == SQLITE_OK;
 }
 
-static void post_answers(struct sqlite_db *db, struct wire_buf *out, int n);
-
-static void
-post_from_syncer(void *ud, struct wire_buf *out, int n) {
-	post_answers(ud, out, n);
-}
-
-/* A WAL syncer for the open WAL database (not one in memory). Whether it runs. */
-static bool
-start_walsync(struct sqlite_db *db) {
-	sqlite3_stmt *stmt;
-	if (sqlite3_prepare_v2(db->conn, "PRAGMA journal_mode", -1, &stmt, NULL) != SQLITE_OK)
-		return false;
-	bool wal = sqlite3_step(stmt) == SQLITE_ROW &&
-	           strcmp((const char *)sqlite3_column_text(stmt, 0), "wal") == 0;
-	sqlite3_finalize(stmt);
-	const char *file = sqlite3_db_filename(db->conn, "main");
-	if (!wal || file == NULL || file[0] == '\0')
-		return false;
-	const char *path = sqlite3_filename_wal(file);
-	if (path == NULL || path[0] == '\0')
-		return false;
-	db->walsync = walsync_start(path, post_from_syncer, db, &db->syncs);
-	return db->walsync != NULL;
-}
-
 /* Open and probe the file (a read of sqlite_master, then a write lock). */
 static bool
 open_conn(struct sqlite_db *db, const struct open_opts *o) {
@@ -652,10 +624,7 @@ open_conn(struct sqlite_db *db, const struct open_opts *o) {
 		return false;
 	if (o->wal && !o->readonly && !setup(db->conn, "PRAGMA journal_mode=WAL"))
 		return false;
-	int sync = o->sync <= WIRE_SYNC_FULL ? o->sync : WIRE_SYNC_FULL;
-	if (sync == WIRE_SYNC_FULL && o->wal && !o->readonly && start_walsync(db))
-		sync = WIRE_SYNC_NORMAL; // the syncer makes each answered commit durable
-	if (!setup(db->conn, sync_sql[sync]))
+	if (!setup(db->conn, sync_sql[o->sync <= WIRE_SYNC_FULL ? o->sync : WIRE_SYNC_FULL]))
 		return false;
 	if (!o->readonly) {
 		const char *probe = o->exclusive ? "BEGIN EXCLUSIVE" : "BEGIN IMMEDIATE";
@@ -673,7 +642,7 @@ static bool
 handle_open(struct sqlite_db *db, struct sqlite_req *req, struct wire_buf *out) {
 	struct open_opts o;
 	if (db->conn != NULL || !read_open_opts(req, &o)) {
-		wire_put_error(out, req->id, "sqlite: malformed open request");
+		put_error(out, req->id, "sqlite: malformed open request");
 		return false;
 	}
 	bool ok = open_conn(db, &o);
@@ -683,7 +652,7 @@ handle_open(struct sqlite_db *db, struct sqlite_req *req, struct wire_buf *out) 
 		char text[ERR_MAX];
 		const char *why = db->conn ? sqlite3_errmsg(db->conn) : "out of memory";
 		snprintf(text, sizeof(text), "sqlite: cannot open %s: %s", o.path, why);
-		wire_put_error(out, req->id, text);
+		put_error(out, req->id, text);
 		close_conn(db);
 	}
 	skynet_free(o.path);
@@ -741,12 +710,8 @@ run_list(struct sqlite_db *db, struct sqlite_req *list) {
 	for (struct sqlite_req *req = list; req != NULL; req = req->next)
 		total++;
 	struct sqlite_req **group = skynet_malloc(sizeof(*group) * (size_t)total);
-	uint32_t *ids = skynet_malloc(sizeof(*ids) * (size_t)total);
-	int nids = 0;
-	uint64_t commits = ATOM_LOAD(&db->commits);
 	bool running = true;
 	for (struct sqlite_req *req = list; req != NULL; req = req->next) {
-		ids[nids++] = req->id;
 		bool data = req->kind == WIRE_EXEC || req->kind == WIRE_QUERY || req->kind == WIRE_BATCH;
 		if (data && running) {
 			group[ngroup++] = req;
@@ -756,7 +721,7 @@ run_list(struct sqlite_db *db, struct sqlite_req *list) {
 			run_group(db, group, ngroup, &out);
 		ngroup = 0;
 		if (!running) {
-			wire_put_error(&out, req->id, "sqlite: database is closed");
+			put_error(&out, req->id, "sqlite: database is closed");
 		} else if (req->kind == WIRE_OPEN) {
 			running = handle_open(db, req, &out);
 		} else { // WIRE_CLOSE
@@ -768,12 +733,7 @@ run_list(struct sqlite_db *db, struct sqlite_req *list) {
 	if (ngroup > 0)
 		run_group(db, group, ngroup, &out);
 	skynet_free(group);
-	if (db->walsync != NULL) {
-		walsync_push(db->walsync, &out, total, ids, ATOM_LOAD(&db->commits) != commits);
-	} else {
-		skynet_free(ids);
-		post_answers(db, &out, total);
-	}
+	post_answers(db, &out, total);
 	free_list(list);
 	return running;
 }
@@ -790,7 +750,7 @@ stop(struct sqlite_db *db) {
 	struct wire_buf out = {NULL, 0, 0};
 	int n = 0;
 	for (struct sqlite_req *req = list; req != NULL; req = req->next, n++)
-		wire_put_error(&out, req->id, "sqlite: database is closed");
+		put_error(&out, req->id, "sqlite: database is closed");
 	if (n > 0)
 		post_answers(db, &out, n);
 	free_list(list);
@@ -824,7 +784,6 @@ sqlite_db_create(uint32_t owner) {
 	skynet_cond_init(&db->cond);
 	ATOM_INIT(&db->commits, 0);
 	ATOM_INIT(&db->requests, 0);
-	ATOM_INIT(&db->syncs, 0);
 	if (pthread_create(&db->thread, NULL, db_main, db) != 0) {
 		skynet_cond_destroy(&db->cond);
 		skynet_free(db);
@@ -883,8 +842,7 @@ sqlite_db_release(struct sqlite_db *db) {
 }
 
 void
-sqlite_db_stats(struct sqlite_db *db, uint64_t *commits, uint64_t *requests, uint64_t *syncs) {
+sqlite_db_stats(struct sqlite_db *db, uint64_t *commits, uint64_t *requests) {
 	*commits = ATOM_LOAD(&db->commits);
 	*requests = ATOM_LOAD(&db->requests);
-	*syncs = ATOM_LOAD(&db->syncs);
 }

@@ -58,11 +58,7 @@ void sqlite_db_abandon(struct sqlite_db *db);
 /* Drop a reference; the last one frees db. NULL does nothing. Thread-safe. */
 void sqlite_db_release(struct sqlite_db *db);
 
-/*
- * Counters since start: transactions committed, requests answered, and
- * fdatasyncs of the WAL by its syncer (sync "full" on a WAL database).
- * Thread-safe.
- */
-void sqlite_db_stats(struct sqlite_db *db, uint64_t *commits, uint64_t *requests, uint64_t *syncs);
+/* Counters since start: transactions committed, requests answered. Thread-safe. */
+void sqlite_db_stats(struct sqlite_db *db, uint64_t *commits, uint64_t *requests);
 
 #endif

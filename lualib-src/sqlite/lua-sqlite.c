@@ -15,7 +15,7 @@
  *       Queue a request; true, or false when the thread has stopped.
  *       Raise (before anything is queued) on a value that cannot be bound.
  *   handle:join()    after the answer to close (or to a failed open)
- *   handle:stats()   -> commits, requests, syncs
+ *   handle:stats()   -> commits, requests
  *   core.decode(msg, sz) -> t, n
  *       The n answers of a PTYPE_SQLITE message, flat in t: for answer i
  *       (from 0), t[4i+1] = id, t[4i+2] = ok, t[4i+3] and t[4i+4] the
@@ -254,12 +254,11 @@ ljoin(lua_State *L) {
 static int
 lstats(lua_State *L) {
 	struct handle *h = check_handle(L);
-	uint64_t commits, requests, syncs;
-	sqlite_db_stats(h->db, &commits, &requests, &syncs);
+	uint64_t commits, requests;
+	sqlite_db_stats(h->db, &commits, &requests);
 	lua_pushinteger(L, (lua_Integer)commits);
 	lua_pushinteger(L, (lua_Integer)requests);
-	lua_pushinteger(L, (lua_Integer)syncs);
-	return 3;
+	return 2;
 }
 
 static int

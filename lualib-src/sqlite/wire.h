@@ -104,14 +104,6 @@ wire_put_str(struct wire_buf *b, const void *s, size_t n) {
 	wire_put(b, s, n);
 }
 
-/* The answer of request id that failed with text. */
-static inline void
-wire_put_error(struct wire_buf *b, uint32_t id, const char *text) {
-	wire_put_u32(b, id);
-	wire_put_u8(b, WIRE_ERR);
-	wire_put_str(b, text, strlen(text));
-}
-
 /* A reader over bytes the other side wrote; bad is set on a short read. */
 struct wire_reader {
 	const char *p; // borrowed: the buffer being read

@@ -10,6 +10,11 @@
 -- one read or in many; a chunk-size line at most CHUNK_LINE_LIMIT bytes.
 -- Nothing here buffers more than the header limit plus one read, or the
 -- caller's body limit plus one read.
+--
+-- A request written by a traced coroutine carries its W3C traceparent
+-- (skynet.tracing), unless the caller's header has one.
+local tracing = require "skynet.tracing"
+
 local M = {}
 
 local sfind = string.find
@@ -177,12 +182,35 @@ local function bad_field(s)
 	return sfind(s, "[\r\n%z]") ~= nil
 end
 
+-- True when the header table has a field named name (any case).
+local function has_field(header, name)
+	for k in pairs(header) do
+		if tostring(k):lower() == name then
+			return true
+		end
+	end
+	return false
+end
+
+-- The W3C traceparent of a traced caller, unless the header has one (a
+-- proxy passing its client's on).
+local function traceparent_line(header)
+	local tp = tracing.traceparent()
+	if tp == nil or (header ~= nil and has_field(header, "traceparent")) then
+		return nil
+	end
+	return sformat("traceparent:%s\r\n", tp)
+end
+
 local function header_lines(header, host)
 	local out = {}
+	local tp = traceparent_line(header)
 	if header == nil then
 		out[1] = sformat("host:%s\r\n", host)
+		out[2] = tp
 		return out
 	end
+	out[1] = tp
 	if header.Host == nil then
 		header.Host = host
 	end

@@ -22,6 +22,12 @@
 -- (1024; more are closed at once), keepalive (true). A malformed request
 -- line gets 400 and a close; an error raised by the handler a 500.
 --
+-- Tracing: a request with a valid W3C traceparent header runs its handler
+-- in a span of that trace (child of the caller's span); without one (or with
+-- a malformed one, ignored) a share of requests begins a new trace
+-- (config trace_sample). The span ends when the handler returns; a 5xx
+-- status or an error is its error outcome. See skynet.tracing.
+--
 -- Log: the lines clients can cause once per connection or request (a failed
 -- TLS handshake, a handler error, a refused connection, a failed
 -- connection) go through one skynet.loglimit limiter per listener: at most
@@ -31,6 +37,7 @@ local httpd = require "http.httpd"
 local url = require "http.url"
 local sockethelper = require "http.sockethelper"
 local loglimit = require "skynet.loglimit"
+local tracing = require "skynet.tracing"
 
 local server = {}
 
@@ -111,7 +118,12 @@ local function serve(fd, addr, opt, ifc, log)
 			header = header, body = body, version = version, read = read, write = write,
 			interface = ifc,
 		}
+		-- A request with a W3C traceparent joins that trace; others may be sampled.
+		local traced = tracing.adopt(header.traceparent, method .. " " .. path)
 		local ok, rcode, rbody, rheader = xpcall(opt.handler, debug.traceback, req)
+		if traced then
+			tracing.finish(not ok or (math.type(rcode) == "integer" and rcode >= 500))
+		end
 		if not ok then
 			log("http.server: handler failed for %s %s: %s", method, target, rcode)
 			httpd.write_response(write, 500, "internal error\n", { connection = "close" })

@@ -30,6 +30,10 @@
 -- its client was kicked, an accept error) go through one skynet.loglimit
 -- limiter per gate: at most 10 a second, then one line with the count.
 --
+-- Tracing: with config trace_sample > 0, that share of the frames begins a
+-- new trace around handler.message (skynet.tracing), so the redirect or
+-- send that passes the frame on carries it.
+--
 -- Frames: when netpack.filter queues several frames ("more"), they are
 -- popped in one coroutine; a fork is scheduled first so that, if
 -- handler.message blocks, the fork takes over the rest of the queue and
@@ -38,6 +42,7 @@ local skynet = require "skynet"
 local netpack = require "skynet.netpack"
 local driver = require "skynet.socketdriver"
 local loglimit = require "skynet.loglimit"
+local tracing = require "skynet.tracing"
 
 local sformat = string.format
 
@@ -129,12 +134,19 @@ function gateserver.start(handler)
 
 	local MSG = {}
 
+	-- config trace_sample > 0: a share of the messages begins a trace,
+	-- which the handler's redirect or send carries to the agent
+	local sampling = (tonumber(skynet.getenv "trace_sample") or 0) > 0
+
 	local function deliver(fd, msg, sz)
-		if connection[fd] == true then
-			handler.message(fd, msg, sz)
-		else
+		if connection[fd] ~= true then
 			log("Drop message from fd (%d) : %d bytes", fd, sz)
 			skynet.trash(msg, sz)
+		elseif sampling and tracing.enter "client" then
+			handler.message(fd, msg, sz)
+			tracing.finish()
+		else
+			handler.message(fd, msg, sz)
 		end
 	end
 

@@ -7,8 +7,8 @@ local sqlite = require "skynet.db.sqlite"
 local CMD = {}
 local db
 
-function CMD.open(path, sync)
-	db = sqlite.open(path, { sync = sync })
+function CMD.open(path)
+	db = sqlite.open(path, { sync = "normal" })
 	db:exec "CREATE TABLE IF NOT EXISTS t(n INTEGER)"
 	db:exec("INSERT INTO t VALUES (?)", 0)
 end

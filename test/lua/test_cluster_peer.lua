@@ -132,15 +132,16 @@ t.case("the sender writes the captured frames, sessions from 1", function()
 	t.eq(cluster.call("cap", "@sdb", "SET", "big", string.rep("X", 70000)), nil, "multi-part call")
 	t.eq(cluster.call("cap", "@sdb", "LEN", 40000), string.rep("R", 40000), "multi-part reply")
 	cluster.send("cap", "@sdb", "PING", string.rep("Q", 40000))
-	local tag, traced
+	local tag, traced, traced2
 	skynet.fork(function() -- a coroutine of its own: the trace ends with it
 		skynet.trace "cluster capture"
 		tag = skynet.tracetag()
 		traced = cluster.call("cap", "@sdb", "GET", "a")
+		traced2 = cluster.call("cap", "@sdb", "GET", "a")
 	end)
 	t.ok(wait_until(function()
-		return traced ~= nil
-	end, 300), "traced call returned")
+		return traced2 ~= nil
+	end, 300), "traced calls returned")
 	t.eq(traced, "foobar", "traced call")
 	local f = srv.frames
 	same(f[1], H "00 | 00 00 00 00 | 01 00 00 00 | 1c 73 64 62", "1. query")
@@ -159,10 +160,53 @@ t.case("the sender writes the captured frames, sessions from 1", function()
 	same(f[12], H "c1 | 04 | 40 73 64 62 | 07 00 00 00 | 48 9c 00 00", "8. push header")
 	same(f[13]:sub(1, 13), H "02 | 07 00 00 00 | 24 50 49 4e 47 15 40 9c", "8. push part")
 	t.eq(#f[14], 5 + 7240, "8. push final")
+	-- the first traced request asks, once per connection, whether the peer
+	-- takes spans (a name query with session 0: no session is taken); this
+	-- peer does not answer yes, so the trace frames stay skynet's
+	same(f[15], H "00 | 00 00 00 00 | 00 00 00 00" .. pack "skywheel:trace/1", "trace question")
 	local want_tag = string.format("(%s-cap-9)%s", core.nodename(), tag)
-	same(f[15], "\4" .. want_tag, "9. trace frame")
-	same(f[16], H "80 | 04 | 40 73 64 62 | 08 00 00 00 | 1c 47 45 54 0c 61", "9. traced call")
-	t.eq(#f, 16, "nothing else written")
+	same(f[16], "\4" .. want_tag, "9. trace frame")
+	same(f[17], H "80 | 04 | 40 73 64 62 | 08 00 00 00 | 1c 47 45 54 0c 61", "9. traced call")
+	same(f[18], "\4" .. string.format("(%s-cap-10)%s", core.nodename(), tag), "trace frame again")
+	same(f[19], H "80 | 04 | 40 73 64 62 | 09 00 00 00 | 1c 47 45 54 0c 61", "second traced call")
+	t.eq(#f, 19, "nothing else written")
+	close_peer(srv)
+end)
+
+t.case("trace frames: a peer that says it takes spans gets trace id and span id", function()
+	local hello = pack "skywheel:trace/1"
+	local srv = fake_peer(function(_, fd, body)
+		local addr, session, msg = core.unpackrequest(body)
+		if addr == 0 and session == 0 and msg == hello then
+			respond(fd, 0, true, hello) -- what a skywheel agent answers
+		elseif session ~= nil and session ~= 0 then
+			respond(fd, session, true, pack "done")
+		end
+	end)
+	cluster.reload { spans = srv.addr, __heartbeat = false }
+	local tracing = require "skynet.tracing"
+	local trace_id
+	local done = {}
+	skynet.fork(function()
+		trace_id = tracing.begin()
+		cluster.call("spans", "@x", "ONE") -- asks; the answer comes after this request
+		cluster.call("spans", "@x", "TWO")
+		cluster.send("spans", "@x", "PUSH")
+		skynet.wakeup(done)
+	end)
+	skynet.wait(done)
+	t.ok(wait_until(function()
+		return #srv.frames >= 7
+	end, 300), "the push arrived")
+	local f = srv.frames
+	same(f[1], H "00 | 00 00 00 00 | 00 00 00 00" .. hello, "the question")
+	t.ok(f[2]:match "^\4%(", "the first traced call: skynet's trace frame")
+	t.eq(select(4, core.unpackrequest(f[3])), #pack "ONE", "ONE")
+	local id, span = f[4]:match "^\4(%x+) (%x+)$"
+	t.eq(id, trace_id, "then the trace id")
+	t.eq(#span, 16, "and a span id: " .. f[4])
+	t.eq(f[6]:match "^\4(%x+) ", trace_id, "a push gets its trace frame too")
+	t.eq(#f, 7, "nothing else")
 	close_peer(srv)
 end)
 

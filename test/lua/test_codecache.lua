@@ -5,16 +5,16 @@ local skynet = require "skynet"
 local t = require "testlib"
 
 t.case("framework functions keep file and lines but not local names", function()
-	-- skynet.send and the rest of the message path are C (skynet.kernel); the
-	-- lazy parts are framework Lua code
-	local info = debug.getinfo(skynet.rawsend, "S")
+	-- skynet.send, rawsend, redirect and the rest of the message path are C
+	-- (skynet.kernel); the lazy parts are framework Lua code
+	local info = debug.getinfo(skynet.rawcall, "S")
 	t.ok(info.short_src:find("lualib/skynet/ext/message.lua", 1, true), "source " .. info.short_src)
 	t.ok(info.linedefined > 0, "linedefined")
-	t.eq(debug.getlocal(skynet.rawsend, 1), nil, "first parameter name of skynet.rawsend")
+	t.eq(debug.getlocal(skynet.rawcall, 1), nil, "first parameter name of skynet.rawcall")
 end)
 
 t.case("tracebacks through framework code name file:line", function()
-	local ok, tb = xpcall(skynet.rawsend, debug.traceback, skynet.self(), "no_such_protocol")
+	local ok, tb = xpcall(skynet.rawcall, debug.traceback, skynet.self(), "no_such_protocol")
 	t.eq(ok, false, "xpcall")
 	t.ok(tb:find("lualib/skynet/ext/message.lua:%d+"), "framework frame with a line: " .. tb)
 	t.ok(tb:find("test_codecache.lua:%d+"), "own frame with a line")

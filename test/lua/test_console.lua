@@ -277,6 +277,27 @@ t.case("call, trace, inject", function()
 	fails("debug " .. addr, "not available")
 end)
 
+t.case("trace ID: the spans the node kept of a trace", function()
+	local tracing = require "skynet.tracing"
+	local id
+	local done = {}
+	skynet.fork(function()
+		id = tracing.begin(nil, nil, "console case")
+		skynet.call(helper, "lua", "hits")
+		skynet.wakeup(done)
+	end)
+	skynet.wait(done)
+	-- the helper's span ends after its answer left, the fork's once it returned
+	t.wait_until(function()
+		return #tracing.spans(id) == 2
+	end, 100)
+	local out = ok("trace " .. id)
+	t.eq(out[1], "trace " .. id .. ": 2 spans", "head line")
+	t.ok(out[2]:find(" ms  ok    " .. skynet.address(helper), 1, true), "the helper's span: " .. out[2])
+	t.ok(out[3]:find("console case", 1, true), "the caller's span: " .. out[3])
+	fails("trace " .. string.rep("0", 32), "No span of trace")
+end)
+
 t.case("env, signal, netstat, service", function()
 	ok "setenv console_test_key hello  world"
 	t.eq(ok("getenv console_test_key")[1], "hello  world", "getenv")

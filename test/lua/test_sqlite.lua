@@ -266,73 +266,19 @@ t.case("close completes pending requests; later calls raise", function()
 	again:close()
 end)
 
-t.case("sync full on WAL: answers wait for a sync of the WAL, one sync covers many groups", function()
-	local db = sqlite.open(path "walsync.db") -- sync "full", WAL: the defaults
-	db:exec "CREATE TABLE w(n INTEGER)"
-	local before = db:stats()
-	t.ok(before.syncs >= 1, "the create was synced: " .. before.syncs)
-	local N = 2000
-	local order = {}
-	local wait = t.spawn(N, function(i)
-		local r = db:exec("INSERT INTO w VALUES (?)", i)
-		order[#order + 1] = i
-		return r
-	end)
-	for i, r in ipairs(wait()) do
-		t.ok(r[1], "insert " .. i .. ": " .. tostring(r[2]))
-	end
-	local after = db:stats()
-	local syncs, commits = after.syncs - before.syncs, after.commits - before.commits
-	t.ok(syncs >= 1 and syncs <= commits, string.format("%d syncs for %d commits", syncs, commits))
-	local in_order = true
-	for i = 1, N do
-		in_order = in_order and order[i] == i
-	end
-	t.ok(in_order, "answers in the order the requests were queued")
-	t.eq(count(db, "w"), N, "rows")
-	db:close()
-	local plain = sqlite.open(path "walsync_normal.db", { sync = "normal" })
-	plain:exec "CREATE TABLE w(n INTEGER)"
-	plain:exec("INSERT INTO w VALUES (?)", 1)
-	t.eq(plain:stats().syncs, 0, "sync normal: no syncer")
-	plain:close()
-	local journal = sqlite.open(path "walsync_journal.db", { wal = false })
-	journal:exec "CREATE TABLE w(n INTEGER)"
-	t.eq(journal:stats().syncs, 0, "sync full without WAL: SQLite's own fsync")
-	journal:close()
-end)
-
-t.case("a WAL that cannot be synced fails the writes it held, and says why", function()
-	local db = sqlite.open(path "walgone.db")
-	db:exec "CREATE TABLE g(n INTEGER)"
-	db:exec("INSERT INTO g VALUES (?)", 1)
-	-- The WAL's name is gone (an operator's mistake): the syncer cannot open it.
-	os.remove(path "walgone.db-wal")
-	t.raises("cannot sync the WAL", db.exec, db, "INSERT INTO g VALUES (2)")
-	t.raises("cannot sync the WAL", db.exec, db, "INSERT INTO g VALUES (3)")
-	local ok, rows = pcall(db.query, db, "SELECT count(*) AS n FROM g")
-	t.ok(not ok, "a read after it is failed too (its group committed): " .. tostring(rows))
+t.case("a service that exits with its db open leaks no thread", function()
+	local base = threads()
+	local owner = skynet.newservice "svc_sqlite_owner"
+	skynet.call(owner, "lua", "open", path "owner.db")
+	t.eq(threads(), base + 1, "one thread for the db")
+	skynet.send(owner, "lua", "quit", 50)
+	t.ok(t.wait_until(function()
+		return threads() == base
+	end, 6000), "the db thread ended: " .. threads() .. " threads, " .. base .. " before")
+	local db = sqlite.open(path "owner.db")
+	t.eq(count(db, "t"), 51, "the queued inserts were committed")
 	db:close()
 end)
-
-for _, sync in ipairs { "normal", "full" } do
-	-- "full" on WAL: the database thread and its WAL syncer.
-	local per_db = sync == "full" and 2 or 1
-	t.case("a service that exits with its db open leaks no thread (sync " .. sync .. ")", function()
-		local base = threads()
-		local owner = skynet.newservice "svc_sqlite_owner"
-		local file = path("owner_" .. sync .. ".db")
-		skynet.call(owner, "lua", "open", file, sync)
-		t.eq(threads(), base + per_db, "threads for the db")
-		skynet.send(owner, "lua", "quit", 50)
-		t.ok(t.wait_until(function()
-			return threads() == base
-		end, 6000), "the db threads ended: " .. threads() .. " threads, " .. base .. " before")
-		local db = sqlite.open(file)
-		t.eq(count(db, "t"), 51, "the queued inserts were committed")
-		db:close()
-	end)
-end
 
 t.case("the temporary folder is removed", function()
 	collectgarbage()

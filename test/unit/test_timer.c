@@ -128,6 +128,38 @@ fires_at_deadline_tick(int *failed) {
 	teardown();
 }
 
+static uint32_t WOKEN[4];
+static int WOKEN_N;
+
+static void
+record_wake(uint32_t handle) {
+	if (WOKEN_N < 4)
+		WOKEN[WOKEN_N++] = handle;
+}
+
+/* A wake timer calls the wake callback, sends no message, and goes with its service. */
+static void
+wake_timers_call_back_and_retire(int *failed) {
+	struct skynet_context *ctx = setup(false, 5000);
+	uint32_t h = skynet_context_handle(ctx);
+	skynet_timer_set_wake(record_wake);
+	WOKEN_N = 0;
+	skynet_timer_wake(h, 0); // at least one tick
+	skynet_timer_wake(h, 20);
+	TT_CHECK(skynet_timer_pending(h) == 2);
+	FAKE_CS += 1;
+	skynet_updatetime();
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(WOKEN_N == 1 && WOKEN[0] == h && GOT.n == 0);
+	skynet_context_retire(h);
+	TT_CHECK(skynet_timer_pending(h) == 0);
+	FAKE_CS += 100;
+	skynet_updatetime();
+	TT_CHECK(WOKEN_N == 1);
+	skynet_timer_set_wake(NULL);
+	teardown();
+}
+
 /* Sleep in wait_us steps (the timer thread's loop) until n messages arrived. */
 static int
 sleep_until_fired(struct skynet_context *ctx, int n, uint64_t *slept_cs) {
@@ -406,6 +438,7 @@ main(void) {
 	skynet_env_init();
 	TT_RUN(zero_delay_is_immediate);
 	TT_RUN(fires_at_deadline_tick);
+	TT_RUN(wake_timers_call_back_and_retire);
 	TT_RUN(sleep_until_next_deadline_and_kick);
 	TT_RUN(cancel_sends_nothing);
 	TT_RUN(retired_service_takes_its_timers);

@@ -162,8 +162,8 @@ function db:batch(list)
 end
 
 function db:stats()
-	local commits, requests, syncs = self.handle:stats()
-	return { commits = commits, requests = requests, syncs = syncs }
+	local commits, requests = self.handle:stats()
+	return { commits = commits, requests = requests }
 end
 
 function db:close()

@@ -1,6 +1,7 @@
 -- The rarer message functions of the skynet table, loaded
--- on first use by skynet.lua: response, ignoreret, context, redirect,
--- rawsend, rawcall, yield and the hooks for unknown messages. They ask the
+-- on first use by skynet.lua: response, ignoreret, context, rawcall, yield
+-- and the hooks for unknown messages (redirect and rawsend are the kernel's:
+-- they carry a trace). They ask the
 -- kernel (skynet.private, S): S.request gives the request the running
 -- coroutine serves, S.owe and S.owes keep the replies detached responses owe,
 -- S.protocol finds a protocol.
@@ -27,17 +28,6 @@ end
 
 function skynet.dispatch_unknown_response(f)
 	return S.set("unknown_response", f)
-end
-
-function skynet.rawsend(addr, typename, msg, sz)
-	if addr == 0 then
-		if sz ~= nil then
-			c.trash(msg, sz)
-		end
-		error("Invalid service address 0", 2)
-	end
-	local p = protocol(typename) or unknown_protocol(typename)
-	return c_send(addr, p.id, 0, msg, sz)
 end
 
 function skynet.rawcall(addr, typename, msg, sz)
@@ -91,11 +81,6 @@ end
 
 function skynet.context()
 	return request(false)
-end
-
-function skynet.redirect(dest, source, typename, ...)
-	local p = protocol(typename) or unknown_protocol(typename)
-	return c.redirect(dest, source, p.id, ...)
 end
 
 function skynet.yield()

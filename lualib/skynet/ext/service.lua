@@ -1,5 +1,5 @@
 -- Service helpers of the skynet table, loaded on first use:
--- names, env, clock, STAT wrappers, the priority lane, memlimit, the launch functions and
+-- names, env, clock, STAT wrappers, the priority lane, memlimit, budget, the launch functions and
 -- info_func (its function stays here; skynet.debug asks the module for it).
 local skynet = require "skynet"
 local c = require "skynet.core"
@@ -74,6 +74,56 @@ function skynet.memlimit(bytes)
 	require "skynet.ext.kill"
 	debug.getregistry().memlimit = bytes
 	skynet.memlimit = nil
+end
+
+-- The service's own budget (docs/operations.md, "Budgets and top"): the
+-- fields given change (0 or false: that measure is not watched), the others
+-- stay; false turns every limit off; nil only reads. Returns the budget now
+-- in force: { cpu_ms_per_s =, memory_mb =, queue =, policy = }.
+local BUDGET_MAX <const> = { cpu_ms_per_s = 1000000, memory_mb = 1048576, queue = 0x7fffffff }
+local BUDGET_POLICIES <const> = { "warn", "throttle", "kill" }
+
+local function budget_text(t)
+	local parts = {}
+	for k, v in pairs(t) do
+		if k == "policy" then
+			if v ~= "warn" and v ~= "throttle" and v ~= "kill" then
+				error(string.format("skynet.budget: bad policy (%s): warn, throttle or kill", tostring(v)), 3)
+			end
+		elseif BUDGET_MAX[k] then
+			if v == false then
+				v = 0
+			end
+			if math.type(v) ~= "integer" or v < 0 or v > BUDGET_MAX[k] then
+				error(string.format("skynet.budget: bad %s (%s): a whole number from 0 (no limit) to %d",
+					k, tostring(v), BUDGET_MAX[k]), 3)
+			end
+		else
+			error(string.format("skynet.budget: unknown field (%s)", tostring(k)), 3)
+		end
+		parts[#parts + 1] = k .. "=" .. tostring(v)
+	end
+	table.sort(parts)
+	return table.concat(parts, " ")
+end
+
+function skynet.budget(t)
+	local text = ""
+	if t == false then
+		text = "off"
+	elseif t ~= nil then
+		if type(t) ~= "table" then
+			error(string.format("skynet.budget: a table, false or nothing expected (%s)", type(t)), 2)
+		end
+		text = budget_text(t)
+	end
+	local r = c.command("BUDGET", text)
+	local cpu, mem, queue, policy = (r or ""):match "^(%d+) (%d+) (%d+) (%d+)$"
+	if cpu == nil then
+		error("skynet.budget: the core refused the budget (its reason is in the log)", 2)
+	end
+	return { cpu_ms_per_s = tonumber(cpu), memory_mb = tonumber(mem), queue = tonumber(queue),
+		policy = BUDGET_POLICIES[tonumber(policy) + 1] }
 end
 
 -- A failed start raises "newservice <name> failed: <reason>" at the caller's

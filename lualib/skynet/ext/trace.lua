@@ -1,8 +1,10 @@
 -- skynet.trace and friends, loaded on first use by skynet.lua.
 --
--- A traced coroutine carries a tag. Before each call it sends the tag to the
--- callee as a PTYPE_TRACE message; the callee attaches it to the next request
--- from that source (the kernel does that part, and makes the tags: S.new_tag).
+-- A traced coroutine carries a tag (a trace id, 32 hex digits, for a trace
+-- begun here) and a span. Before each call, send and redirect it sends the
+-- tag and its span id to the destination as a PTYPE_TRACE message; the
+-- callee attaches it to the next request from that source and begins a
+-- child span (the kernel does that part: lualib-src/kernel/trace.c).
 -- core.trace writes the lines.
 local skynet = require "skynet"
 local c = require "skynet.core"
@@ -16,7 +18,7 @@ function skynet.trace(info)
 		return -- tracing forced off for this coroutine
 	end
 	local tag = S.new_tag()
-	S.set_tag(tag)
+	S.trace_begin(tag, nil, info ~= nil and tostring(info) or nil)
 	if info then
 		c.trace(tag, "trace " .. tostring(info))
 	else

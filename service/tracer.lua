@@ -1,0 +1,82 @@
+-- tracer: writes the node's finished spans as OpenTelemetry JSON lines.
+--
+-- Started by bootstrap when the config names trace_output: "stdout", or a
+-- file path (opened for appending). Every FLUSH_CS it takes the spans kept
+-- in the node's ring (skynet.tracing.core) since its last turn and writes
+-- each as one line: an OTLP/JSON ExportTraceServiceRequest holding one span,
+-- with the resource attribute service.name = trace_name (default
+-- "skywheel"). Spans the ring replaced before they were written are counted
+-- and logged as lost (make trace_spans larger). The `lua` request FLUSH
+-- writes at once and returns how many spans it wrote.
+local skynet = require "skynet"
+local core = require "skynet.tracing.core"
+require "skynet.manager"
+
+local FLUSH_CS <const> = 20
+local BATCH <const> = 256 -- spans per write
+
+local out -- the file written
+local next_span = 0 -- the number of the next span to write
+local resource
+
+local function json_string(s)
+	return '"' .. s:gsub('[%c"\\]', function(c)
+		return string.format("\\u%04x", c:byte())
+	end) .. '"'
+end
+
+local function flush()
+	local written, lost = 0, 0
+	local stop = core.head()
+	while next_span < stop do
+		local text, head, n_lost = core.drain(next_span, resource, BATCH)
+		written = written + (head - next_span - n_lost)
+		lost = lost + n_lost
+		next_span = head
+		out:write(text)
+	end
+	out:flush()
+	if lost > 0 then
+		skynet.error(string.format("warn: tracer: %d spans lost before they were written "
+			.. "(raise trace_spans)", lost))
+	end
+	return written
+end
+
+local function tick()
+	flush()
+	skynet.timeout(FLUSH_CS, tick)
+end
+
+local CMD = {}
+
+function CMD.FLUSH()
+	return flush()
+end
+
+skynet.start(function()
+	local path = skynet.getenv "trace_output"
+	if path == nil or path == "" then
+		error("tracer: trace_output is not set")
+	end
+	if path == "stdout" then
+		out = io.stdout
+	else
+		local err
+		out, err = io.open(path, "a")
+		if out == nil then
+			error(string.format("tracer: cannot open trace_output (%s)", tostring(err)))
+		end
+	end
+	resource = string.format('{"attributes":[{"key":"service.name","value":{"stringValue":%s}}]}',
+		json_string(skynet.getenv "trace_name" or "skywheel"))
+	skynet.dispatch("lua", function(_, _, cmd, ...)
+		local f = CMD[cmd]
+		if f == nil then
+			error(string.format("tracer: unknown command (%s)", tostring(cmd)))
+		end
+		skynet.retpack(f(...))
+	end)
+	skynet.register ".tracer"
+	skynet.timeout(FLUSH_CS, tick)
+end)

@@ -1,0 +1,213 @@
+-- Trace ids inside a node (skynet.tracing; test/node/test_trace.sh covers
+-- two nodes, HTTP and the OpenTelemetry output): untraced messages carry
+-- nothing; a traced coroutine's call, send, rawsend and redirect each carry
+-- its trace id and span id; the callee runs in a child span; a failed
+-- request's span ends in error; W3C traceparent parsing refuses what is
+-- malformed without raising; the ring of spans is bounded; the console's
+-- report; a sampled gate frame begins a trace.
+local skynet = require "skynet"
+local tracing = require "skynet.tracing"
+local core = require "skynet.tracing.core"
+local t = require "testlib"
+
+skynet.register_protocol { name = "client", id = skynet.PTYPE_CLIENT }
+
+local raw, probe
+
+-- Run f in a coroutine of its own (its trace ends with it); wait for it.
+local function in_coroutine(f)
+	local done, r = {}, nil
+	skynet.fork(function()
+		r = table.pack(pcall(f))
+		skynet.wakeup(done)
+	end)
+	skynet.wait(done)
+	assert(r[1], r[2])
+	return table.unpack(r, 2, r.n)
+end
+
+-- The spans of trace_id once there are n: a callee's span ends after its
+-- answer left, on a worker of its own, so the caller may read the ring first.
+local function spans_of(trace_id, n)
+	t.wait_until(function()
+		return #tracing.spans(trace_id) >= n
+	end, 100)
+	return tracing.spans(trace_id)
+end
+
+-- Each way of sending a message, to raw.
+local function send_all()
+	skynet.call(raw, "lua", "ctx")
+	skynet.send(raw, "lua", "ctx_send")
+	skynet.rawsend(raw, "lua", skynet.pack("ctx_send"))
+	skynet.redirect(raw, skynet.self(), "client", 0, "hi")
+end
+
+t.case("untraced messages carry nothing", function()
+	in_coroutine(send_all)
+	t.same(skynet.call(raw, "lua", "seen"), {}, "no trace message before tracing")
+	in_coroutine(function()
+		tracing.begin()
+		tracing.finish()
+		send_all() -- traced no more
+	end)
+	t.same(skynet.call(raw, "lua", "seen"), {}, "none from an untraced coroutine")
+end)
+
+t.case("call, send, rawsend and redirect carry the trace id and span id", function()
+	local trace_id, span = in_coroutine(function()
+		local id, s = tracing.begin()
+		send_all()
+		return id, s
+	end)
+	t.ok(trace_id:match("^" .. string.rep("%x", 32) .. "$"), "a trace id")
+	t.ok(span:match("^" .. string.rep("%x", 16) .. "$"), "a span id")
+	local payload = trace_id .. " " .. span
+	t.same(skynet.call(raw, "lua", "seen"), { payload, payload, payload, payload }, "one each")
+end)
+
+t.case("the callee runs in a child span of the same trace", function()
+	local trace_id, span, got_id, got_span = in_coroutine(function()
+		local id, s = tracing.begin(nil, nil, "case")
+		return id, s, skynet.call(probe, "lua", "ctx")
+	end)
+	t.eq(got_id, trace_id, "the callee's trace id")
+	t.ok(got_span ~= span, "a span of its own")
+	local spans = spans_of(trace_id, 2)
+	t.eq(#spans, 2, "the callee's span and the caller's")
+	local callee, caller = spans[1], spans[2]
+	t.eq(callee.span, got_span, "the callee's ended first")
+	t.eq(callee.parent, span, "child of the caller's span")
+	t.eq(callee.name, "svc_trace_probe ctx", "named by service and command")
+	t.eq(callee.address, skynet.address(probe), "address")
+	t.eq(callee.source, skynet.address(skynet.self()), "source")
+	t.eq(callee.status, "ok", "outcome")
+	t.eq(caller.span, span, "the caller's")
+	t.eq(caller.parent, nil, "a root")
+	t.eq(caller.name, "test_trace case", "the name given")
+	t.ok(callee.end_ns >= callee.start_ns and caller.end_ns >= callee.end_ns, "times")
+	-- a send and a redirect are requests in a child span too
+	local sent = in_coroutine(function()
+		local id = tracing.begin()
+		skynet.send(probe, "lua", "ctx_send")
+		return id
+	end)
+	t.eq(skynet.call(probe, "lua", "last"), sent, "a send's trace")
+	local redirected = in_coroutine(function()
+		local id = tracing.begin()
+		skynet.redirect(probe, skynet.self(), "client", 0, "x")
+		return id
+	end)
+	t.eq(skynet.call(probe, "lua", "last"), redirected, "a redirect's trace")
+end)
+
+t.case("a request that raises ends its span with an error", function()
+	local trace_id = in_coroutine(function()
+		local id = tracing.begin()
+		t.ok(not pcall(skynet.call, probe, "lua", "fail"), "the call failed")
+		return id
+	end)
+	local spans = spans_of(trace_id, 2)
+	t.eq(spans[1].name, "svc_trace_probe fail", "the callee's span")
+	t.eq(spans[1].status, "error", "its outcome")
+	t.eq(spans[2].status, "ok", "the caller's")
+end)
+
+t.case("skynet.trace: the tag is the trace id the calls carry", function()
+	local tag, id, seen = in_coroutine(function()
+		skynet.trace "case"
+		local callee = skynet.call(probe, "lua", "ctx")
+		return skynet.tracetag(), tracing.id(), callee
+	end)
+	t.eq(id, tag, "tracing.id is the tag")
+	t.eq(seen, tag, "the callee's")
+	t.eq(#spans_of(tag, 2), 2, "spans of skynet.trace")
+end)
+
+t.case("traceparent: valid ones parse, malformed ones are nil without an error", function()
+	local id, parent, flags = tracing.parse "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	t.eq(id, "4bf92f3577b34da6a3ce929d0e0e4736", "trace id")
+	t.eq(parent, "00f067aa0ba902b7", "parent")
+	t.eq(flags, 1, "flags")
+	t.eq(tracing.parse "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-more", id,
+		"a later version may add fields")
+	for _, bad in ipairs {
+		"", "00", "garbage", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+		"00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		"00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x",
+		"00_4bf92f3577b34da6a3ce929d0e0e4736_00f067aa0ba902b7_01",
+		"00-4bf92f3577b34da6a3ce929d0e0e47361-00f067aa0ba902b7-01",
+	} do
+		t.eq(tracing.parse(bad), nil, "malformed: " .. bad)
+	end
+	t.eq(tracing.parse(nil), nil, "nil")
+	t.eq(tracing.parse { "x" }, nil, "a table (a repeated header)")
+	t.eq(in_coroutine(function()
+		return tracing.adopt "garbage"
+	end), false, "adopt ignores a malformed one (and trace_sample is 0)")
+	local tp = in_coroutine(function()
+		t.eq(tracing.adopt "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", true, "adopted")
+		return tracing.traceparent()
+	end)
+	t.ok(tp:match "^00%-4bf92f3577b34da6a3ce929d0e0e4736%-%x+%-01$", "the traceparent out: " .. tp)
+	t.raises("bad trace id", tracing.begin, "xyz")
+end)
+
+t.case("the ring keeps the last trace_spans spans", function()
+	local _, cap = core.head()
+	t.ok(cap > 0, "a ring")
+	local trace_id = core.newtrace()
+	local first
+	in_coroutine(function()
+		for i = 1, cap + 10 do
+			local _, span = tracing.begin(trace_id)
+			if i == 1 then
+				first = span
+			end
+		end
+		tracing.finish()
+	end)
+	local spans = tracing.spans(trace_id)
+	t.eq(#spans, cap, "as many as the ring holds")
+	for _, s in ipairs(spans) do
+		t.ok(s.span ~= first, "the oldest was replaced")
+	end
+	local report = tracing.report(trace_id)
+	t.ok(report:find("^trace " .. trace_id .. ": " .. cap .. " spans\n"), "the report's head")
+	t.ok(select(2, report:gsub("\n", "")) == cap, "one line per span")
+	t.eq(tracing.report(core.newtrace()), nil, "no span: nil")
+end)
+
+t.case("trace_sample = 1: a gate frame begins a trace the agent's request joins", function()
+	local socket = require "skynet.socket"
+	local json = require "json_min"
+	local from = core.head()
+	skynet.setenv("trace_sample", "1") -- read by the gate started below
+	local wd = skynet.newservice("svc_net_watchdog")
+	local _, port = skynet.call(wd, "lua", "start", { address = "127.0.0.1", port = 0 })
+	local c = assert(socket.open("127.0.0.1", port))
+	socket.write(c, string.pack(">s2", "ping 1"))
+	t.eq(socket.read(c, 2 + #"pong 1"), string.pack(">s2", "pong 1"), "answered")
+	socket.close(c)
+	skynet.call(wd, "lua", "close")
+	local text = core.drain(from, "{}")
+	local spans = {}
+	for line in text:gmatch "[^\n]+" do
+		local span = json.decode(line).resourceSpans[1].scopeSpans[1].spans[1]
+		spans[span.name] = span
+	end
+	local gate, agent = spans["gate client"], spans["svc_net_agent ping 1"]
+	t.ok(gate, "the gate's span")
+	t.ok(agent, "the agent's span")
+	t.eq(agent.traceId, gate.traceId, "one trace")
+	t.eq(agent.parentSpanId, gate.spanId, "the agent's request is the gate's child")
+end)
+
+t.start(nil, function()
+	raw = skynet.newservice("svc_trace_probe", "raw")
+	probe = skynet.newservice("svc_trace_probe")
+end)
