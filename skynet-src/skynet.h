@@ -151,8 +151,10 @@ skynet_monotonic_ns(void) {
 
 /*
  * Arm a timer for ctx: a PTYPE_RESPONSE (source 0, no data) with the
- * returned new session arrives after time_cs centiseconds, at once when
- * time_cs <= 0. Call from the thread running ctx (it allocates a session).
+ * returned new session arrives after time_cs centiseconds. When time_cs <= 0
+ * it is queued at once, from ctx itself (source: ctx's handle), as an
+ * ordinary message even with ctx's priority lane on. Call from the thread
+ * running ctx (it allocates a session).
  */
 int skynet_timeout_new(struct skynet_context *ctx, int time_cs);
 

@@ -275,6 +275,26 @@ cmd_stat(struct skynet_context *context, const char *param) {
 	return result;
 }
 
+/*
+ * PRIORITY [on|off]: turn the calling service's priority lane on or off;
+ * answers the previous setting, "1" or "0" (no parameter: only answers).
+ */
+static const char *
+cmd_priority(struct skynet_context *context, const char *param) {
+	bool was;
+	if (param == NULL || param[0] == '\0') {
+		was = skynet_context_priority(context);
+	} else if (strcmp(param, "on") == 0) {
+		was = skynet_context_set_priority(context, true);
+	} else if (strcmp(param, "off") == 0) {
+		was = skynet_context_set_priority(context, false);
+	} else {
+		return NULL;
+	}
+	strcpy(skynet_context_result(context), was ? "1" : "0");
+	return skynet_context_result(context);
+}
+
 /* The context named by the first word of param (":hex" or ".name"), grabbed, or NULL. */
 static struct skynet_context *
 grab_target(struct skynet_context *context, const char *param, uint32_t *handle) {
@@ -371,6 +391,7 @@ static const struct command_func CMD_FUNCS[] = {
     {"LOGOFF", cmd_logoff},
     {"SIGNAL", cmd_signal},
     {"GLOBALNAME", cmd_globalname},
+    {"PRIORITY", cmd_priority},
     {"BUDGET", cmd_budget},
     {NULL, NULL},
 };

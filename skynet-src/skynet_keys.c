@@ -54,6 +54,7 @@ static const char *const KEYS[] = {
     "metrics_series_max",
     "metrics_top",
     "preload",
+    "priority_lane",
     "profile",
     "profile_web",
     "reminder_attempts",

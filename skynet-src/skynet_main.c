@@ -109,6 +109,11 @@ main(int argc, char *argv[]) {
 	config.logservice = skynet_optstring("logservice", "logger");
 	config.profile = skynet_optboolean("profile", true);
 	config.malloc_trim = skynet_optboolean("malloc_trim", true);
+	if (skynet_priority_configure(skynet_optstring("priority_lane", NULL)) != 0) {
+		fprintf(stderr, "skynet: config: priority_lane: each pattern must be at most %d bytes\n",
+		        SKYNET_PRIORITY_PATTERN_MAX);
+		return 1;
+	}
 	config.budget = skynet_optstring("budget", NULL);
 	const char *timer = skynet_optstring("timer", "real");
 	if (strcmp(timer, "virtual") == 0) {

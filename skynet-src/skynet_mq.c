@@ -5,41 +5,71 @@
  * doubles when full; no upper bound). The global queue is a singly linked
  * FIFO of service queues threaded through message_queue.next.
  *
+ * Priority lane. A queue whose service opted in (skynet_mq_set_priority)
+ * sends its priority messages into a second ring, the lane, and every pop
+ * takes the lane's head first while the lane holds anything; otherwise the
+ * ordinary ring's head. Priority messages are the ones the node itself uses
+ * to steer a service rather than to feed it: timer expiries, PTYPE_DEBUG and
+ * PTYPE_SYSTEM (skynet_mq_is_priority). A timer expiry is told apart from a
+ * call's response by its source: the timer posts its PTYPE_RESPONSE with
+ * source 0, and no service can send with source 0 (skynet_send replaces it
+ * with the sender's handle), so a response from 0 is always a timer's (a
+ * timeout of 0 is not one: skynet_timeout_new posts it from the service
+ * itself, so skynet.yield still lets the backlog run first). Order: each ring is a FIFO, so messages of
+ * one lane keep their arrival order; between lanes, a priority message
+ * overtakes every ordinary one queued before it. Nothing else changes: with
+ * the lane off (the default) the lane is never used and the queue behaves as
+ * skynet's single FIFO. Turning it off leaves what the lane holds ahead of
+ * the ordinary ring (popped first, in order); new messages then go to the
+ * ordinary ring.
+ *
+ * The lane is allocated on its first message, not when the service opts in,
+ * so an idle service costs one pointer more than before. It starts at
+ * LANE_SIZE slots, doubles like the ring, and is freed when a pop drains it
+ * after it grew (a burst of expiries gives its memory back; a lane of the
+ * first size is kept for the next expiry).
+ *
  * Invariant (gives per-service mutual exclusion): in_global is 1 exactly
  * while the queue sits in the global queue or a worker holds it. Push sets
  * it and links the queue into the global queue if it was 0; a pop that
- * finds the queue empty clears it. A worker that popped a queue from the
- * global queue is the only one that can pop its messages until it pushes
- * the queue back or a pop finds it empty; so no service runs on two workers.
- * Messages from one sender to one receiver keep their order because each
- * push appends under the queue's lock and one worker pops in order.
+ * finds the queue empty (both rings) clears it. So a queue is in the global
+ * queue, or held, whenever either ring holds a message. A worker that popped
+ * a queue from the global queue is the only one that can pop its messages
+ * until it pushes the queue back or a pop finds it empty; so no service runs
+ * on two workers, with or without the lane. Messages from one sender to one
+ * receiver in one lane keep their order because each push appends under the
+ * queue's lock and one worker pops in order.
  *
  * Bytes: each queue also counts the payload bytes of its pending messages
  * (the low 56 bits of sz, plus what the weigh hook installed for the
  * message's type adds: a socket DATA or UDP message's payload is only a
  * header, the buffer it carries is counted by skynet_socket.c's hook; the
- * queue never reads inside a payload itself). The count is kept under the queue's lock by push and pop, reads
- * the same message at both ends, saturates at 0 and is reset when a pop
- * finds the queue empty, so a message whose header was changed while it
- * was queued cannot make it drift. Socket flow control reads it.
+ * queue never reads inside a payload itself). The count is kept under the
+ * queue's lock by push and pop, reads the same message at both ends,
+ * saturates at 0 and is reset when a pop finds the queue empty, so a message
+ * whose header was changed while it was queued cannot make it drift. Socket
+ * flow control reads it. Length and bytes cover both rings: a message waits
+ * whichever ring holds it, so flow control (skynet_flow.c) sees the same
+ * backlog with the lane on or off (socket messages are never priority).
  *
- * Overload: after a pop, if the remaining length exceeds the threshold
- * (1024 at first), the length is recorded and the threshold doubles until
- * it exceeds the length; skynet_mq_overload reads and clears the record.
- * An empty pop resets the threshold, so there is one warning per crossing
- * of 1024, 2048, 4096, ...
+ * Overload: after a pop, if the remaining length (both rings) exceeds the
+ * threshold (1024 at first), the length is recorded and the threshold
+ * doubles until it exceeds the length; skynet_mq_overload reads and clears
+ * the record. An empty pop resets the threshold, so there is one warning
+ * ("May overload") per crossing of 1024, 2048, 4096, ... whichever lane the
+ * messages sit in.
  *
  * Wake-up hook (the scheduler's): called after every push into the global
  * queue, and after every pop that leaves other queues in it, so that a
  * worker taking one of several queues hands the rest on to a sleeping one.
  *
- * Locking: each queue's spinlock covers its ring, in_global, release and
- * overload fields; the global queue has its own spinlock covering head, tail
- * and the next links. The two are never held together: push decides under
- * the queue's lock whether the queue must join the global queue, unlocks,
- * then links it under the global lock (safe: see skynet_mq_push). Both are
- * held for O(1) work only (a ring expansion is a memcpy, bounded by the
- * queue).
+ * Locking: each queue's spinlock covers its rings (the lane too), in_global,
+ * priority, release and overload fields; the global queue has its own
+ * spinlock covering head, tail and the next links. The two are never held
+ * together: push decides under the queue's lock whether the queue must join
+ * the global queue, unlocks, then links it under the global lock (safe: see
+ * skynet_mq_push). Both are held for O(1) work only (a ring expansion is a
+ * memcpy, bounded by the queue; the lane's first allocation is a malloc).
  */
 #include "skynet_mq.h"
 
@@ -53,7 +83,16 @@
 #include <string.h>
 
 #define DEFAULT_QUEUE_SIZE 8
+#define LANE_SIZE          4
 #define MQ_OVERLOAD        1024
+
+/* The priority lane: a ring like the queue's own, allocated on its first message. */
+struct mq_lane {
+	int cap;
+	int head;
+	int tail;
+	struct skynet_message ring[]; // cap slots
+};
 
 struct message_queue {
 	struct spinlock lock; // covers every field but handle
@@ -65,8 +104,10 @@ struct message_queue {
 	int in_global;
 	int overload;
 	int overload_threshold;
-	size_t bytes;                 // payload bytes of the pending messages
+	bool priority;                // the service opted in to the lane
+	size_t bytes;                 // payload bytes of the pending messages (both rings)
 	struct skynet_message *queue; // owned ring
+	struct mq_lane *lane;         // owned; NULL until the first priority message
 	struct message_queue *next;   // covered by the global queue's lock
 };
 
@@ -142,7 +183,9 @@ skynet_mq_create(uint32_t handle) {
 	q->overload = 0;
 	q->overload_threshold = MQ_OVERLOAD;
 	q->bytes = 0;
+	q->priority = false;
 	q->queue = skynet_malloc(sizeof(struct skynet_message) * q->cap);
+	q->lane = NULL;
 	q->next = NULL;
 	return q;
 }
@@ -150,6 +193,7 @@ skynet_mq_create(uint32_t handle) {
 static void
 release_queue(struct message_queue *q) {
 	SPIN_DESTROY(q);
+	skynet_free(q->lane);
 	skynet_free(q->queue);
 	skynet_free(q);
 }
@@ -159,12 +203,81 @@ skynet_mq_handle(struct message_queue *q) {
 	return q->handle;
 }
 
+static inline int
+ring_length(int head, int tail, int cap) {
+	return head <= tail ? tail - head : tail + cap - head;
+}
+
+/* Messages in the lane. Under the queue's lock. */
+static inline int
+lane_length(const struct message_queue *q) {
+	const struct mq_lane *l = q->lane;
+	return l == NULL ? 0 : ring_length(l->head, l->tail, l->cap);
+}
+
+/* Messages in both rings. Under the queue's lock. */
+static inline int
+queue_length(const struct message_queue *q) {
+	return ring_length(q->head, q->tail, q->cap) + lane_length(q);
+}
+
 int
 skynet_mq_length(struct message_queue *q) {
 	SPIN_LOCK(q);
-	int head = q->head, tail = q->tail, cap = q->cap;
+	int length = queue_length(q);
 	SPIN_UNLOCK(q);
-	return head <= tail ? tail - head : tail + cap - head;
+	return length;
+}
+
+int
+skynet_mq_lane_length(struct message_queue *q) {
+	SPIN_LOCK(q);
+	int length = lane_length(q);
+	SPIN_UNLOCK(q);
+	return length;
+}
+
+int
+skynet_mq_lane_capacity(struct message_queue *q) {
+	SPIN_LOCK(q);
+	int cap = q->lane == NULL ? 0 : q->lane->cap;
+	SPIN_UNLOCK(q);
+	return cap;
+}
+
+bool
+skynet_mq_set_priority(struct message_queue *q, bool on) {
+	SPIN_LOCK(q);
+	bool was = q->priority;
+	q->priority = on;
+	SPIN_UNLOCK(q);
+	return was;
+}
+
+bool
+skynet_mq_priority(struct message_queue *q) {
+	SPIN_LOCK(q);
+	bool on = q->priority;
+	SPIN_UNLOCK(q);
+	return on;
+}
+
+static inline bool
+is_priority(const struct skynet_message *m) {
+	switch (skynet_message_type(m->sz)) {
+	case PTYPE_DEBUG:
+	case PTYPE_SYSTEM:
+		return true;
+	case PTYPE_RESPONSE:
+		return m->source == 0; // the timer's: see the top comment
+	default:
+		return false;
+	}
+}
+
+bool
+skynet_mq_is_priority(const struct skynet_message *m) {
+	return is_priority(m);
 }
 
 size_t
@@ -178,10 +291,10 @@ skynet_mq_bytes(struct message_queue *q) {
 void
 skynet_mq_backlog(struct message_queue *q, int *length, size_t *bytes) {
 	SPIN_LOCK(q);
-	int head = q->head, tail = q->tail, cap = q->cap;
+	int n = queue_length(q);
 	*bytes = q->bytes;
 	SPIN_UNLOCK(q);
-	*length = head <= tail ? tail - head : tail + cap - head;
+	*length = n;
 }
 
 /* The bytes a message accounts for (see the top comment). Under the queue's lock: O(1). */
@@ -203,21 +316,42 @@ skynet_mq_overload(struct message_queue *q) {
 	return overload;
 }
 
+/* Take the lane's head into *m; false when the lane is empty. Under the queue's lock. */
+static bool
+lane_pop(struct message_queue *q, struct skynet_message *m) {
+	struct mq_lane *l = q->lane;
+	if (l == NULL || l->head == l->tail)
+		return false;
+	*m = l->ring[l->head];
+	if (++l->head >= l->cap)
+		l->head = 0;
+	if (l->head == l->tail && l->cap > LANE_SIZE) {
+		// Drained after a burst: give the grown ring back.
+		skynet_free(l);
+		q->lane = NULL;
+	}
+	return true;
+}
+
+/* Take the ordinary ring's head into *m; false when it is empty. Under the queue's lock. */
+static bool
+ring_pop(struct message_queue *q, struct skynet_message *m) {
+	if (q->head == q->tail)
+		return false;
+	*m = q->queue[q->head];
+	if (++q->head >= q->cap)
+		q->head = 0;
+	return true;
+}
+
 int
 skynet_mq_pop(struct message_queue *q, struct skynet_message *message) {
-	int ret = 1;
 	SPIN_LOCK(q);
-	if (q->head != q->tail) {
-		*message = q->queue[q->head++];
-		ret = 0;
+	bool got = lane_pop(q, message) || ring_pop(q, message);
+	if (got) {
 		size_t bytes = message_bytes(message);
 		q->bytes = q->bytes > bytes ? q->bytes - bytes : 0;
-		int head = q->head, tail = q->tail, cap = q->cap;
-		if (head >= cap)
-			q->head = head = 0;
-		int length = tail - head;
-		if (length < 0)
-			length += cap;
+		int length = queue_length(q);
 		while (length > q->overload_threshold) {
 			q->overload = length;
 			q->overload_threshold *= 2;
@@ -225,11 +359,10 @@ skynet_mq_pop(struct message_queue *q, struct skynet_message *message) {
 	} else {
 		q->overload_threshold = MQ_OVERLOAD;
 		q->bytes = 0;
-	}
-	if (ret)
 		q->in_global = 0;
+	}
 	SPIN_UNLOCK(q);
-	return ret;
+	return got ? 0 : 1;
 }
 
 static void
@@ -244,17 +377,55 @@ expand_queue(struct message_queue *q) {
 	q->queue = new_queue;
 }
 
+static struct mq_lane *
+lane_create(int cap) {
+	struct mq_lane *l = skynet_malloc(sizeof(*l) + sizeof(l->ring[0]) * (size_t)cap);
+	l->cap = cap;
+	l->head = 0;
+	l->tail = 0;
+	return l;
+}
+
+/* Append *m to the lane, making or doubling it. Under the queue's lock. */
+static void
+lane_push(struct message_queue *q, const struct skynet_message *m) {
+	struct mq_lane *l = q->lane;
+	if (l == NULL)
+		q->lane = l = lane_create(LANE_SIZE);
+	l->ring[l->tail] = *m;
+	if (++l->tail >= l->cap)
+		l->tail = 0;
+	if (l->head != l->tail)
+		return;
+	// Full: copy into a ring twice the size, oldest first.
+	struct mq_lane *n = lane_create(l->cap * 2);
+	for (int i = 0; i < l->cap; i++)
+		n->ring[i] = l->ring[(l->head + i) % l->cap];
+	n->tail = l->cap;
+	skynet_free(l);
+	q->lane = n;
+}
+
+/* Append *m to the ordinary ring. Under the queue's lock. */
+static void
+ring_push(struct message_queue *q, const struct skynet_message *m) {
+	q->queue[q->tail] = *m;
+	if (++q->tail >= q->cap)
+		q->tail = 0;
+	if (q->head == q->tail)
+		expand_queue(q);
+}
+
 void
 skynet_mq_push(struct message_queue *q, struct skynet_message *message) {
 	assert(message);
 	size_t bytes = message_bytes(message); // the pusher still owns the payload here
 	SPIN_LOCK(q);
-	q->queue[q->tail] = *message;
+	if (q->priority && is_priority(message))
+		lane_push(q, message);
+	else
+		ring_push(q, message);
 	q->bytes += bytes;
-	if (++q->tail >= q->cap)
-		q->tail = 0;
-	if (q->head == q->tail)
-		expand_queue(q);
 	bool join = false;
 	if (q->in_global == 0) {
 		q->in_global = 1;

@@ -4,10 +4,11 @@
 /*
  * Internal: skynet-src/ (and its tests) only, never service-src/ or lualib-src/.
  *
- * Message queues: one FIFO per service and the global run queue of service
- * queues. See skynet_mq.c for the invariants.
+ * Message queues: one FIFO per service (two with its priority lane on) and
+ * the global run queue of service queues. See skynet_mq.c for the invariants.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,13 +85,34 @@ typedef void (*message_drop)(struct skynet_message *msg, void *ud);
 void skynet_mq_release(struct message_queue *q, message_drop drop_func, void *ud);
 uint32_t skynet_mq_handle(struct message_queue *q);
 
-/* Pop into *message: 0 on success, 1 when empty (which leaves the global queue). */
+/*
+ * Pop into *message, the lane's head first: 0 on success, 1 when both lanes
+ * are empty (which leaves the global queue).
+ */
 int skynet_mq_pop(struct message_queue *q, struct skynet_message *message);
 /* Append a copy of *message; joins the global queue if it was outside. */
 void skynet_mq_push(struct message_queue *q, struct skynet_message *message);
 
-/* Pending message count (a racy snapshot). */
+/*
+ * Turn q's priority lane on or off (see skynet_mq.c); returns the previous
+ * setting. On, the messages skynet_mq_is_priority accepts are popped before
+ * the ordinary backlog. Thread-safe.
+ */
+bool skynet_mq_set_priority(struct message_queue *q, bool on);
+/* True while q's priority lane is on (a racy snapshot). */
+bool skynet_mq_priority(struct message_queue *q);
+/*
+ * True for the messages the lane takes: PTYPE_DEBUG, PTYPE_SYSTEM, and a
+ * PTYPE_RESPONSE from source 0 (a timer expiry). Pure; thread-safe.
+ */
+bool skynet_mq_is_priority(const struct skynet_message *m);
+
+/* Pending message count, both lanes (a racy snapshot). */
 int skynet_mq_length(struct message_queue *q);
+/* Pending messages in the priority lane (a racy snapshot). */
+int skynet_mq_lane_length(struct message_queue *q);
+/* Slots of the lane's ring, 0 while it is not allocated (a racy snapshot; for tests). */
+int skynet_mq_lane_capacity(struct message_queue *q);
 /*
  * Payload bytes of the pending messages (a racy snapshot): the payload
  * sizes, plus what the weigh hooks add (the buffer of each socket DATA/UDP

@@ -40,6 +40,13 @@
  * marked and has caught up, and then has the socket thread resume its
  * sockets; so does the last release of a marked context.
  *
+ * Priority lane: a context whose name matches the config's priority_lane
+ * patterns gets its queue's lane turned on before init (the service may
+ * change it later through the PRIORITY command); the lane itself is the
+ * queue's (skynet_mq.c). The dispatch loop needs nothing else: every pop
+ * takes the lane first, so an expiry that arrives during a batch runs at the
+ * batch's next message.
+ *
  * Budgets (skynet_budget.c has the measures and the decision): each
  * context gets its budget at launch from the config's rules; after each
  * batch the worker copies the heap count the module pointed it at
@@ -85,6 +92,7 @@
 #include "atomic.h"
 
 #include <assert.h>
+#include <fnmatch.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -124,8 +132,9 @@ struct skynet_node {
 	ATOM_SIZET released; // contexts freed so far (the monitor's hint to trim the heap)
 	int init;
 	pthread_key_t handle_key;
-	bool profile;      // default on
-	bool virtual_time; // budget windows follow the virtual clock
+	bool profile;            // default on
+	bool virtual_time;       // budget windows follow the virtual clock
+	char *priority_patterns; // owned; the config's priority_lane, or NULL
 };
 
 static struct skynet_node G_NODE;
@@ -214,6 +223,49 @@ drop_message(struct skynet_message *msg, void *ud) {
 		skynet_send(NULL, source, msg->source, PTYPE_ERROR, msg->session, NULL, 0);
 }
 
+#define PATTERN_SEP " \t,"
+
+/*
+ * True when word (len bytes, not terminated) matches one of the patterns of
+ * list (each at most SKYNET_PRIORITY_PATTERN_MAX bytes: checked at
+ * configuration). A name too long for the buffer matches no pattern.
+ */
+static bool
+matches_any(const char *list, const char *word, size_t len) {
+	char name[128];
+	if (len == 0 || len >= sizeof(name))
+		return false;
+	memcpy(name, word, len);
+	name[len] = '\0';
+	char pattern[SKYNET_PRIORITY_PATTERN_MAX + 1];
+	const char *p = list;
+	for (;;) {
+		p += strspn(p, PATTERN_SEP);
+		size_t n = strcspn(p, PATTERN_SEP);
+		if (n == 0)
+			return false;
+		memcpy(pattern, p, n);
+		pattern[n] = '\0';
+		if (fnmatch(pattern, name, 0) == 0)
+			return true;
+		p += n;
+	}
+}
+
+/* Does the config ask for the priority lane of the service module name + param? */
+static bool
+wants_priority(const char *name, const char *param) {
+	const char *list = G_NODE.priority_patterns;
+	if (list == NULL)
+		return false;
+	if (matches_any(list, name, strlen(name)))
+		return true;
+	if (param == NULL)
+		return false;
+	param += strspn(param, " \t");
+	return matches_any(list, param, strcspn(param, " \t"));
+}
+
 uint32_t
 skynet_context_new(const char *name, const char *param) {
 	struct skynet_module *mod = skynet_module_query(name);
@@ -235,6 +287,8 @@ skynet_context_new(const char *name, const char *param) {
 	ctx->box.handle = handle;
 	// Starts marked as scheduled: no worker runs the service before init succeeded.
 	struct message_queue *queue = ctx->box.queue = skynet_mq_create(handle);
+	if (wants_priority(name, param))
+		skynet_mq_set_priority(queue, true);
 	context_inc(); // before anyone can retire it: the count never dips to 0 meanwhile
 	// Complete now: from here on other threads can grab it, send to it, retire it.
 	skynet_handle_publish(handle, ctx);
@@ -657,6 +711,16 @@ skynet_context_running_us(struct skynet_context *ctx) {
 }
 
 bool
+skynet_context_priority(struct skynet_context *ctx) {
+	return skynet_mq_priority(ctx->box.queue);
+}
+
+bool
+skynet_context_set_priority(struct skynet_context *ctx, bool on) {
+	return skynet_mq_set_priority(ctx->box.queue, on);
+}
+
+bool
 skynet_context_take_endless(struct skynet_context *ctx) {
 	return ATOM_XCHG(&ctx->endless, 0) != 0;
 }
@@ -794,6 +858,8 @@ skynet_globalinit(void) {
 
 void
 skynet_globalexit(void) {
+	skynet_free(G_NODE.priority_patterns);
+	G_NODE.priority_patterns = NULL;
 	pthread_key_delete(G_NODE.handle_key);
 	G_NODE.init = 0;
 }
@@ -807,6 +873,21 @@ skynet_initthread(int m) {
 void
 skynet_profile_enable(int enable) {
 	G_NODE.profile = (bool)enable;
+}
+
+int
+skynet_priority_configure(const char *patterns) {
+	bool none = patterns == NULL || patterns[strspn(patterns, PATTERN_SEP)] == '\0';
+	for (const char *p = none ? "" : patterns; *p != '\0';) {
+		p += strspn(p, PATTERN_SEP);
+		size_t n = strcspn(p, PATTERN_SEP);
+		if (n > SKYNET_PRIORITY_PATTERN_MAX)
+			return SKYNET_EINVAL;
+		p += n;
+	}
+	skynet_free(G_NODE.priority_patterns);
+	G_NODE.priority_patterns = none ? NULL : skynet_strdup(patterns);
+	return 0;
 }
 
 void

@@ -100,6 +100,12 @@ void skynet_context_stat(struct skynet_context *ctx, struct skynet_service_stat 
  * runs or profiling is off for ctx. Any thread (top reads it for the workers).
  */
 uint64_t skynet_context_running_us(struct skynet_context *ctx);
+/*
+ * ctx's priority lane (skynet_mq.c): whether it is on, and turning it on or
+ * off (returns the previous setting). Thread-safe.
+ */
+bool skynet_context_priority(struct skynet_context *ctx);
+bool skynet_context_set_priority(struct skynet_context *ctx, bool on);
 /* ctx's label, "module param" (truncated): borrowed, valid while ctx lives. */
 const char *skynet_context_label(struct skynet_context *ctx);
 struct skynet_budget;
@@ -129,6 +135,17 @@ void skynet_globalexit(void);
 void skynet_initthread(int m);
 /* Turn per-service CPU accounting on or off for services created later. */
 void skynet_profile_enable(int enable);
+/*
+ * The config's priority_lane: service-name patterns (fnmatch(3) globs,
+ * separated by blanks or commas; NULL or "" for none). A service created
+ * later whose module name or first parameter word (a Lua service's file
+ * name) matches one starts with its priority lane on (skynet_mq.c). Copies
+ * patterns. Returns 0, or SKYNET_EINVAL (nothing set) when a pattern is
+ * longer than SKYNET_PRIORITY_PATTERN_MAX bytes. Not thread-safe: call
+ * before the first service is created.
+ */
+#define SKYNET_PRIORITY_PATTERN_MAX 63
+int skynet_priority_configure(const char *patterns);
 /* Budget windows follow the virtual clock (config timer = "virtual"). Before the workers start. */
 void skynet_budget_virtual_time(bool on);
 

@@ -318,9 +318,30 @@ skynet_timer_cancel(uint32_t handle, int session) {
 	return err;
 }
 
+/*
+ * A timer due now (skynet.yield, a timeout of 0): no expiry, but a response
+ * the service sends itself, so that it queues behind the backlog even with
+ * the priority lane on (skynet_mq.c sends responses from source 0 into the
+ * lane). A service that is gone gets nothing.
+ */
+static int
+post_due_now(struct skynet_context *ctx, int session) {
+	uint32_t handle = skynet_context_handle(ctx);
+	struct skynet_message msg = {
+	    .source = handle,
+	    .session = session,
+	    .data = NULL,
+	    .sz = skynet_message_sz(PTYPE_RESPONSE, 0),
+	};
+	(void)skynet_post(handle, &msg);
+	return session;
+}
+
 int
 skynet_timeout_new(struct skynet_context *ctx, int time_cs) {
 	int session = skynet_context_newsession(ctx);
+	if (time_cs <= 0)
+		return post_due_now(ctx, session);
 	skynet_timeout(skynet_context_handle(ctx), time_cs, session);
 	return session;
 }
@@ -328,6 +349,8 @@ skynet_timeout_new(struct skynet_context *ctx, int time_cs) {
 int
 skynet_timeout_us_new(struct skynet_context *ctx, int64_t delay_us) {
 	int session = skynet_context_newsession(ctx);
+	if (delay_us <= 0)
+		return post_due_now(ctx, session);
 	skynet_timeout_us(skynet_context_handle(ctx), delay_us, session);
 	return session;
 }

@@ -236,6 +236,13 @@ function skynet.time() end
 ---@return skynet.timer_object
 function skynet.timeout(ti, func) end
 
+---Calls func in a new coroutine once us microseconds have passed (a precise timer; a
+---fraction is rounded up). Never blocks.
+---@param us number microseconds
+---@param func function
+---@return skynet.timer_object
+function skynet.timeout_us(us, func) end
+
 ---Suspends the running coroutine for ti centiseconds. Returns "BREAK" when skynet.wakeup(token)
 ---ended it early.
 ---@async
@@ -354,6 +361,12 @@ function skynet.endless() end
 ---Messages waiting in this service's queue.
 ---@return integer
 function skynet.mqlen() end
+
+---Turn this service's priority lane on or off (nil: only ask): timer expiries and
+---debug and system messages then overtake the ordinary backlog. Returns the previous setting.
+---@param on? boolean
+---@return boolean
+function skynet.priority(on) end
 
 ---A statistic of this service: "mqlen", "cpu", "time", "message", "endless", "timers", ...
 ---Nothing for an unknown key.

@@ -89,6 +89,7 @@ static const struct lazy_name LAZY[] = {
     {"time", LAZY_MODULE, NULL, EXT_SERVICE},
     {"endless", LAZY_MODULE, NULL, EXT_SERVICE},
     {"mqlen", LAZY_MODULE, NULL, EXT_SERVICE},
+    {"priority", LAZY_MODULE, NULL, EXT_SERVICE},
     {"stat", LAZY_MODULE, NULL, EXT_SERVICE},
     {"memlimit", LAZY_MODULE, NULL, EXT_SERVICE},
     {"budget", LAZY_MODULE, NULL, EXT_SERVICE},

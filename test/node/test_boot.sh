@@ -115,6 +115,12 @@ node "$dir/zero.conf"
 [ $? -eq 1 ]
 check thread_out_of_range_exit_1 $?
 
+long=$(printf 'x%.0s' $(seq 1 64))
+printf 'priority_lane = "agent %s"\nbootstrap = "echo"\n' "$long" >"$dir/prio.conf"
+node "$dir/prio.conf"
+[ $? -eq 1 ] && grep -q 'priority_lane: each pattern must be at most 63 bytes' "$dir/out"
+check priority_lane_pattern_too_long_exit_1 $?
+
 cat >"$dir/nomod.conf" <<CFG
 harbor = 0
 cpath = "$B/cservice/?.so"

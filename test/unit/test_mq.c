@@ -1,10 +1,17 @@
-/* Message queues: order, growth, global-queue membership, overload, release, byte counts. */
+/*
+ * Message queues: order, growth, global-queue membership, overload, release, byte counts;
+ * the priority lane (order within each lane, lazy allocation, growth, counters, and a stress
+ * case with concurrent producers and workers).
+ */
 #include "tt.h"
 
 #include "skynet.h"
 #include "skynet_mq.h"
 #include "skynet_socket_internal.h"
+#include "atomic.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 
 static struct skynet_message
@@ -377,6 +384,335 @@ bytes_never_drift(int *failed) {
 	skynet_mq_exit();
 }
 
+/* ---- the priority lane ---- */
+
+static struct skynet_message
+msg_of(int type, uint32_t source, int session) {
+	struct skynet_message m = {
+	    .source = source, .session = session, .data = NULL, .sz = skynet_message_sz(type, 0)};
+	return m;
+}
+
+static void
+push_of(struct message_queue *q, int type, uint32_t source, int session) {
+	struct skynet_message m = msg_of(type, source, session);
+	skynet_mq_push(q, &m);
+}
+
+/* Pop everything; the sessions in pop order go to got (at most max); returns the count. */
+static int
+drain(struct message_queue *q, int *got, int max) {
+	struct skynet_message m;
+	int n = 0;
+	while (skynet_mq_pop(q, &m) == 0) {
+		if (n < max)
+			got[n] = m.session;
+		n++;
+	}
+	return n;
+}
+
+static void
+finish(struct message_queue *q) {
+	skynet_mq_mark_release(q);
+	skynet_mq_release(skynet_globalmq_pop(), NULL, NULL);
+	skynet_mq_exit();
+}
+
+static void
+lane_takes_expiries_debug_and_system(int *failed) {
+	struct skynet_message m = msg_of(PTYPE_RESPONSE, 0, 1);
+	TT_CHECK(skynet_mq_is_priority(&m)); // a timer's expiry
+	m = msg_of(PTYPE_RESPONSE, 5, 1);
+	TT_CHECK(!skynet_mq_is_priority(&m)); // a call's response
+	m = msg_of(PTYPE_DEBUG, 5, 0);
+	TT_CHECK(skynet_mq_is_priority(&m));
+	m = msg_of(PTYPE_SYSTEM, 0, 0);
+	TT_CHECK(skynet_mq_is_priority(&m));
+	int ordinary[] = {PTYPE_TEXT, PTYPE_LUA, PTYPE_ERROR, PTYPE_SOCKET, PTYPE_CLIENT};
+	for (size_t i = 0; i < sizeof(ordinary) / sizeof(ordinary[0]); i++) {
+		m = msg_of(ordinary[i], 0, 0);
+		TT_CHECK(!skynet_mq_is_priority(&m));
+	}
+}
+
+/* Off (the default): one FIFO whatever the types, and no lane is ever made. */
+static void
+lane_off_is_one_fifo(int *failed) {
+	skynet_mq_init();
+	struct message_queue *q = skynet_mq_create(1);
+	TT_CHECK(!skynet_mq_priority(q));
+	int types[] = {PTYPE_LUA, PTYPE_RESPONSE, PTYPE_DEBUG, PTYPE_SYSTEM};
+	for (int i = 0; i < 100; i++)
+		push_of(q, types[i % 4], 0, i);
+	TT_CHECK(skynet_mq_lane_capacity(q) == 0);
+	TT_CHECK(skynet_mq_lane_length(q) == 0);
+	int got[100];
+	TT_CHECK(drain(q, got, 100) == 100);
+	bool in_order = true;
+	for (int i = 0; i < 100; i++)
+		in_order = in_order && got[i] == i;
+	TT_CHECK(in_order);
+	finish(q);
+}
+
+/*
+ * On: every priority message before every ordinary one, each lane in arrival
+ * order; the lane is made by its first message, not by turning it on.
+ */
+static void
+lane_on_overtakes_in_order(int *failed) {
+	skynet_mq_init();
+	struct message_queue *q = skynet_mq_create(1);
+	TT_CHECK(!skynet_mq_set_priority(q, true));
+	TT_CHECK(skynet_mq_priority(q));
+	for (int i = 0; i < 10; i++)
+		push_of(q, PTYPE_LUA, 7, 100 + i);
+	TT_CHECK(skynet_mq_lane_capacity(q) == 0); // on, but no priority message yet
+	push_of(q, PTYPE_RESPONSE, 0, 1);          // expiry
+	TT_CHECK(skynet_mq_lane_capacity(q) > 0);
+	push_of(q, PTYPE_RESPONSE, 7, 110); // a call's response: ordinary
+	push_of(q, PTYPE_DEBUG, 7, 2);
+	push_of(q, PTYPE_LUA, 7, 111);
+	push_of(q, PTYPE_SYSTEM, 7, 3);
+	TT_CHECK(skynet_mq_length(q) == 15);
+	TT_CHECK(skynet_mq_lane_length(q) == 3);
+	int got[15];
+	TT_CHECK(drain(q, got, 15) == 15);
+	bool in_order = got[0] == 1 && got[1] == 2 && got[2] == 3;
+	for (int i = 0; i < 12; i++)
+		in_order = in_order && got[3 + i] == 100 + i;
+	TT_CHECK(in_order);
+	finish(q);
+}
+
+/* The lane grows past its first size keeping order, and gives the grown ring back once drained. */
+static void
+lane_grows_and_shrinks(int *failed) {
+	skynet_mq_init();
+	struct message_queue *q = skynet_mq_create(1);
+	skynet_mq_set_priority(q, true);
+	enum { N = 5000 };
+	int next_push = 0, next_pop = 0;
+	bool in_order = true;
+	struct skynet_message m;
+	// Interleave so the lane's head and tail wrap while it grows; ordinary messages wait.
+	for (int round = 0; round < 50; round++) {
+		for (int i = 0; i < 60 + round; i++, next_push++)
+			push_of(q, (next_push & 1) ? PTYPE_SYSTEM : PTYPE_RESPONSE, 0, next_push);
+		push_of(q, PTYPE_LUA, 9, -1 - round);
+		for (int i = 0; i < 50 + round; i++) {
+			if (skynet_mq_pop(q, &m) != 0 || m.session != next_pop++)
+				in_order = false;
+		}
+	}
+	while (next_push < N)
+		push_of(q, PTYPE_DEBUG, 0, next_push++);
+	int cap = skynet_mq_lane_capacity(q);
+	TT_CHECK(cap >= N - next_pop);
+	while (next_pop < N) {
+		if (skynet_mq_pop(q, &m) != 0 || m.session != next_pop++)
+			in_order = false;
+	}
+	TT_CHECK(in_order);
+	TT_CHECK(skynet_mq_lane_capacity(q) == 0); // drained after it grew: freed
+	TT_CHECK(skynet_mq_length(q) == 50);       // the ordinary messages, still in order
+	for (int round = 0; round < 50; round++)
+		TT_CHECK(skynet_mq_pop(q, &m) == 0 && m.session == -1 - round);
+	push_of(q, PTYPE_DEBUG, 0, 1);
+	int small = skynet_mq_lane_capacity(q);
+	TT_CHECK(small > 0 && small < cap);
+	TT_CHECK(skynet_mq_pop(q, &m) == 0 && m.session == 1);
+	TT_CHECK(skynet_mq_lane_capacity(q) == small); // first size: kept for the next expiry
+	TT_CHECK(skynet_mq_pop(q, &m) == 1);
+	finish(q);
+}
+
+/* Turning the lane off keeps what it holds ahead; later messages go to the ordinary ring. */
+static void
+lane_off_again_keeps_its_messages_ahead(int *failed) {
+	skynet_mq_init();
+	struct message_queue *q = skynet_mq_create(1);
+	skynet_mq_set_priority(q, true);
+	push_of(q, PTYPE_LUA, 7, 10);
+	push_of(q, PTYPE_SYSTEM, 7, 1);
+	TT_CHECK(skynet_mq_set_priority(q, false));
+	push_of(q, PTYPE_SYSTEM, 7, 11);
+	push_of(q, PTYPE_RESPONSE, 0, 12);
+	int got[4];
+	TT_CHECK(drain(q, got, 4) == 4);
+	TT_CHECK(got[0] == 1 && got[1] == 10 && got[2] == 11 && got[3] == 12);
+	finish(q);
+}
+
+/*
+ * Length, bytes and the overload warning count both lanes; a queue with only
+ * lane messages joins the global queue and leaves it on the empty pop.
+ */
+static void
+lane_counts_and_membership(int *failed) {
+	skynet_mq_init();
+	struct message_queue *q = skynet_mq_create(1);
+	skynet_mq_set_priority(q, true);
+	skynet_globalmq_push(q); // init done
+	TT_CHECK(skynet_globalmq_pop() == q);
+	struct skynet_message m;
+	TT_CHECK(skynet_mq_pop(q, &m) == 1); // empty: out of the global queue
+	TT_CHECK(skynet_globalmq_empty());
+	push_of(q, PTYPE_DEBUG, 3, 0); // lane only: joins
+	TT_CHECK(skynet_globalmq_pop() == q);
+	TT_CHECK(skynet_mq_pop(q, &m) == 0);
+	TT_CHECK(skynet_mq_pop(q, &m) == 1);
+	TT_CHECK(skynet_globalmq_empty());
+	for (int i = 0; i < 600; i++) {
+		struct skynet_message a = msg_sized(PTYPE_SYSTEM, NULL, 3);
+		struct skynet_message b = msg_sized(PTYPE_LUA, NULL, 5);
+		skynet_mq_push(q, &a);
+		skynet_mq_push(q, &b);
+	}
+	int n;
+	size_t bytes;
+	skynet_mq_backlog(q, &n, &bytes);
+	TT_CHECK(n == 1200 && bytes == 600 * 8);
+	TT_CHECK(skynet_mq_lane_length(q) == 600);
+	TT_CHECK(skynet_mq_pop(q, &m) == 0);
+	TT_CHECK(skynet_mq_overload(q) == 1199); // past 1024 with both lanes together
+	TT_CHECK(skynet_mq_bytes(q) == 600 * 8 - 3);
+	TT_CHECK(skynet_globalmq_pop() == q);
+	TT_CHECK(drain(q, NULL, 0) == 1199);
+	TT_CHECK(skynet_mq_bytes(q) == 0);
+	finish(q);
+}
+
+/*
+ * Stress: PRODUCERS threads push to one queue with its lane on, each
+ * alternating a priority message (an expiry or a system message) and an
+ * ordinary one with the same sequence number; WORKERS threads take the queue
+ * from the global queue as the scheduler does, pop a batch and put it back.
+ * Checked: every message arrives once; each producer's messages keep their
+ * order in each lane; an ordinary message never comes out while the
+ * priority message pushed before it waits (its producer's priority count is
+ * past it); no two workers hold the queue at once. The per-producer records
+ * are plain ints: only the holder touches them, so TSan reports a race if
+ * the queue invariant fails.
+ */
+enum { PRODUCERS = 4, WORKERS = 2, BATCH = 16, SEQ_SPAN = 1 << 24 };
+
+struct lane_stress {
+	struct message_queue *q;
+	int per_producer;
+	ATOM_INT popped;
+	ATOM_INT busy;
+	ATOM_INT double_entry;
+	int next_pri[PRODUCERS]; // only the worker holding q
+	int next_ord[PRODUCERS];
+	int errors;
+};
+
+struct producer_arg {
+	struct lane_stress *st;
+	int id;
+};
+
+static void *
+stress_produce(void *ud) {
+	struct producer_arg *a = ud;
+	for (int i = 0; i < a->st->per_producer; i++) {
+		int session = a->id * SEQ_SPAN + i;
+		if (i & 1)
+			push_of(a->st->q, PTYPE_SYSTEM, (uint32_t)a->id + 1, session);
+		else
+			push_of(a->st->q, PTYPE_RESPONSE, 0, session);
+		push_of(a->st->q, PTYPE_LUA, (uint32_t)a->id + 1, session);
+	}
+	return NULL;
+}
+
+/* Check one popped message against the holder's records. */
+static void
+stress_check(struct lane_stress *st, const struct skynet_message *m) {
+	int id = m->session / SEQ_SPAN, seq = m->session % SEQ_SPAN;
+	if (skynet_mq_is_priority(m)) {
+		if (seq != st->next_pri[id]++)
+			st->errors++;
+	} else if (seq != st->next_ord[id]++ || st->next_pri[id] <= seq) {
+		st->errors++; // out of order, or ahead of the priority message pushed before it
+	}
+}
+
+/* Run a batch of q, as a worker does; false when q left the global queue (empty). */
+static bool
+stress_batch(struct lane_stress *st, struct message_queue *q) {
+	struct skynet_message m;
+	for (int i = 0; i < BATCH; i++) {
+		ATOM_STORE(&st->busy, 0);
+		if (skynet_mq_pop(q, &m) != 0)
+			return false;
+		if (ATOM_XCHG(&st->busy, 1) != 0)
+			ATOM_FINC(&st->double_entry);
+		stress_check(st, &m);
+		ATOM_FINC(&st->popped);
+	}
+	ATOM_STORE(&st->busy, 0);
+	return true;
+}
+
+static void *
+stress_work(void *ud) {
+	struct lane_stress *st = ud;
+	int total = 2 * PRODUCERS * st->per_producer;
+	while (ATOM_LOAD(&st->popped) < total) {
+		struct message_queue *q = skynet_globalmq_pop();
+		if (q == NULL) {
+			sched_yield();
+			continue;
+		}
+		if (stress_batch(st, q))
+			skynet_globalmq_push(q);
+	}
+	return NULL;
+}
+
+static void
+lane_concurrent_producers(int *failed) {
+	skynet_mq_init();
+	static struct lane_stress st;
+	st.q = skynet_mq_create(1);
+	st.per_producer = tt_stress() ? 100000 : 20000;
+	ATOM_INIT(&st.popped, 0);
+	ATOM_INIT(&st.busy, 0);
+	ATOM_INIT(&st.double_entry, 0);
+	for (int i = 0; i < PRODUCERS; i++)
+		st.next_pri[i] = st.next_ord[i] = 0;
+	st.errors = 0;
+	skynet_mq_set_priority(st.q, true);
+	skynet_globalmq_push(st.q);
+	pthread_t workers[WORKERS], producers[PRODUCERS];
+	struct producer_arg args[PRODUCERS];
+	for (int i = 0; i < WORKERS; i++)
+		TT_CHECK(pthread_create(&workers[i], NULL, stress_work, &st) == 0);
+	for (int i = 0; i < PRODUCERS; i++) {
+		args[i] = (struct producer_arg){&st, i};
+		TT_CHECK(pthread_create(&producers[i], NULL, stress_produce, &args[i]) == 0);
+	}
+	for (int i = 0; i < PRODUCERS; i++)
+		pthread_join(producers[i], NULL);
+	for (int i = 0; i < WORKERS; i++)
+		pthread_join(workers[i], NULL);
+	TT_CHECK(ATOM_LOAD(&st.popped) == 2 * PRODUCERS * st.per_producer);
+	TT_CHECK(ATOM_LOAD(&st.double_entry) == 0);
+	TT_CHECK(st.errors == 0);
+	bool all = true;
+	for (int i = 0; i < PRODUCERS; i++)
+		all = all && st.next_pri[i] == st.per_producer && st.next_ord[i] == st.per_producer;
+	TT_CHECK(all);
+	struct skynet_message m;
+	if (skynet_globalmq_pop() == st.q) // still in after its last batch: the empty pop takes it out
+		TT_CHECK(skynet_mq_pop(st.q, &m) == 1);
+	TT_CHECK(skynet_globalmq_empty());
+	finish(st.q);
+}
+
 int
 main(void) {
 	TT_RUN(fifo_order_and_growth);
@@ -389,5 +725,12 @@ main(void) {
 	TT_RUN(release_drains);
 	TT_RUN(bytes_follow_the_payloads);
 	TT_RUN(bytes_never_drift);
+	TT_RUN(lane_takes_expiries_debug_and_system);
+	TT_RUN(lane_off_is_one_fifo);
+	TT_RUN(lane_on_overtakes_in_order);
+	TT_RUN(lane_grows_and_shrinks);
+	TT_RUN(lane_off_again_keeps_its_messages_ahead);
+	TT_RUN(lane_counts_and_membership);
+	TT_RUN(lane_concurrent_producers);
 	return tt_summary();
 }

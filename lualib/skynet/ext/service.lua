@@ -1,5 +1,5 @@
 -- Service helpers of the skynet table, loaded on first use:
--- names, env, clock, STAT wrappers, memlimit, budget, the launch functions and
+-- names, env, clock, STAT wrappers, the priority lane, memlimit, budget, the launch functions and
 -- info_func (its function stays here; skynet.debug asks the module for it).
 local skynet = require "skynet"
 local c = require "skynet.core"
@@ -43,6 +43,19 @@ end
 
 function skynet.mqlen()
 	return c.intcommand("STAT", "mqlen")
+end
+
+-- The priority lane (docs/scheduling.md): on, timer expiries and debug and
+-- system messages are delivered before this service's ordinary backlog.
+-- Returns the previous setting; with no argument only returns the setting.
+function skynet.priority(on)
+	if on == nil then
+		return c.intcommand("PRIORITY") == 1
+	end
+	if type(on) ~= "boolean" then
+		error(string.format("skynet.priority: on must be a boolean (%s)", tostring(on)), 2)
+	end
+	return c.intcommand("PRIORITY", on and "on" or "off") == 1
 end
 
 -- A number, or nothing for a key STAT does not know.
