@@ -114,23 +114,10 @@ local function proc_stat()
 	return (utime + stime) / CLK_TCK, rss_pages * PAGE_SIZE
 end
 
--- The launcher's descriptions of the services it started; the launcher,
--- started by bootstrap, is not in its own list.
+-- The launcher's descriptions of the services it started (kept when the
+-- launcher does not answer).
 local function refresh_names()
-	local ok, list = pcall(skynet.call, ".launcher", "lua", "LIST")
-	if ok and type(list) == "table" then
-		names = {}
-		for addr, desc in pairs(list) do
-			local h = type(addr) == "string" and tonumber(addr:sub(2), 16) or addr
-			if h then
-				names[h] = desc
-			end
-		end
-		local launcher = skynet.localname ".launcher"
-		if launcher then
-			names[launcher] = "snlua launcher"
-		end
-	end
+	names = topview.launcher_names() or names
 end
 
 local function lua_memory(handle)

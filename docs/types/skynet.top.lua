@@ -17,6 +17,10 @@ local top = {}
 ---@field budget skynet.metrics.budget
 ---@field now integer skynet.now() when taken
 
+---The launcher's description of each service it started, by handle; nil when it does not answer.
+---@return table<integer, string>|nil
+function top.launcher_names() end
+
 ---Reads every figure at once (and asks the launcher for names).
 ---@return skynet.top.snapshot
 function top.snapshot() end

@@ -92,14 +92,14 @@ local function check_file(name, file)
 	end
 end
 
--- stop([file]): the folded text and the number of samples (the text is
--- also written to file when given); nil and why when no profile runs or
--- the file cannot be written (the profile is kept as the last one anyway).
-function M.stop(file)
-	check_file("stop", file)
-	local text, samples = core.stop()
+-- The folded text and the sample count of a profile that core's get
+-- returned, written to file when given; nil and why (missing) when there
+-- is no such profile or the file cannot be written.
+local function deliver(name, file, get, missing)
+	check_file(name, file)
+	local text, samples = get()
 	if text == nil then
-		return nil, "no profile is running"
+		return nil, missing
 	end
 	if file then
 		local ok, err = write_file(file, text)
@@ -110,20 +110,16 @@ function M.stop(file)
 	return text, samples
 end
 
+-- stop([file]): the folded text and the number of samples (the text is
+-- also written to file when given); nil and why when no profile runs or
+-- the file cannot be written (the profile is kept as the last one anyway).
+function M.stop(file)
+	return deliver("stop", file, core.stop, "no profile is running")
+end
+
 -- dump([file]): the last stopped profile, as stop; nil and why when there is none.
 function M.dump(file)
-	check_file("dump", file)
-	local text, samples = core.last()
-	if text == nil then
-		return nil, "no profile yet"
-	end
-	if file then
-		local ok, err = write_file(file, text)
-		if not ok then
-			return nil, err
-		end
-	end
-	return text, samples
+	return deliver("dump", file, core.last, "no profile yet")
 end
 
 -- status(): { running, target (0: all), hz, elapsed (s), ticks, signals, samples,

@@ -57,26 +57,29 @@ function M.budget_state(bits)
 	return "over " .. tconcat(over, ","), policy
 end
 
-local function launcher_names()
-	local names = {}
+-- The launcher's description of each service it started, by handle; nil
+-- when the launcher does not answer (docs/ref/skynet.top.md).
+function M.launcher_names()
 	local ok, list = pcall(skynet.call, ".launcher", "lua", "LIST")
-	if ok and type(list) == "table" then
-		for addr, desc in pairs(list) do
-			local h = type(addr) == "string" and tonumber(addr:sub(2), 16)
-			if h then
-				names[h] = desc
-			end
+	if not ok or type(list) ~= "table" then
+		return nil
+	end
+	local names = {}
+	for addr, desc in pairs(list) do
+		local h = type(addr) == "string" and tonumber(addr:sub(2), 16) or addr
+		if h then
+			names[h] = desc
 		end
 	end
 	local launcher = skynet.localname ".launcher"
 	if launcher then
-		names[launcher] = "snlua launcher"
+		names[launcher] = "snlua launcher" -- started by bootstrap: not in its own list
 	end
 	return names
 end
 
 function M.snapshot()
-	local names = launcher_names()
+	local names = M.launcher_names() or {}
 	local services = core.services()
 	for _, s in ipairs(services) do
 		s.address = sformat(":%08x", s.handle)
