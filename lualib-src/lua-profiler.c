@@ -73,22 +73,24 @@ push_profile(lua_State *L, char **box, size_t len, uint64_t samples) {
 	return 2;
 }
 
+/* The profile get hands out (stop, or the last one), as push_profile pushes it. */
 static int
-lstop(lua_State *L) {
+push_from(lua_State *L, char *(*get)(size_t *len, uint64_t *samples)) {
 	char **box = push_box(L);
 	size_t len = 0;
 	uint64_t samples = 0;
-	*box = skynet_profiler_stop(&len, &samples);
+	*box = get(&len, &samples);
 	return push_profile(L, box, len, samples);
 }
 
 static int
+lstop(lua_State *L) {
+	return push_from(L, skynet_profiler_stop);
+}
+
+static int
 llast(lua_State *L) {
-	char **box = push_box(L);
-	size_t len = 0;
-	uint64_t samples = 0;
-	*box = skynet_profiler_last(&len, &samples);
-	return push_profile(L, box, len, samples);
+	return push_from(L, skynet_profiler_last);
 }
 
 static void
