@@ -81,9 +81,7 @@ M.UNLISTED = {
 	["skynet.ext.message"] = "a lazy part of skynet",
 	["skynet.kernel"] = "the C side of skynet (its functions are listed under skynet)",
 	["skynet.profiler.core"] = "the C side of skynet.profiler (the core's sampler and profile)",
-	["skynet.reminder.plan"] = "the schedule arithmetic of skynet.reminder and its service",
-	["skynet.reminder.sqlite"] = "the SQLite store of the reminder service (docs/reminders.md)",
-	["skynet.reminder.redis"] = "the Redis store of the reminder service (docs/reminders.md)",
+	["snax.deadline"] = "the connection deadlines of snax.loginserver and snax.msgserver",
 }
 
 -- Exported names that are not API: internal state shared between the parts of a module.

@@ -37,6 +37,7 @@ local skynet = require "skynet"
 local socket = require "skynet.socket"
 local crypt = require "skynet.crypt"
 local loglimit = require "skynet.loglimit"
+local deadlines = require "snax.deadline"
 
 local sformat = string.format
 local b64encode = crypt.base64encode
@@ -54,22 +55,9 @@ local SOCKET_CLOSED <const> = setmetatable({}, {
 
 local log = loglimit.new()
 
--- c's pending deadline (c.timer) is dropped: a pending timer would keep c
--- until it fires.
-local function cancel_deadline(c)
-	if c.timer then
-		skynet.killthread(c.timer)
-		c.timer = nil
-	end
-end
-
--- f runs in cs centiseconds unless cancel_deadline(c) comes first.
-local function deadline(c, cs, f)
-	c.timer = skynet.timeout(cs, function()
-		c.timer = nil
-		f()
-	end)
-end
+-- Each connection's one pending deadline (c.timer).
+local cancel_deadline = deadlines.cancel
+local deadline = deadlines.arm
 
 local function check_seconds(conf, key, default)
 	local v = conf[key]

@@ -37,6 +37,7 @@
 -- conflicts, handler errors) go through one skynet.loglimit limiter.
 local skynet = require "skynet"
 local gateserver = require "snax.gateserver"
+local deadlines = require "snax.deadline"
 local driver = require "skynet.socketdriver"
 local crypt = require "skynet.crypt"
 local loglimit = require "skynet.loglimit"
@@ -88,22 +89,9 @@ function msgserver.login(username, secret)
 	}
 end
 
--- c's pending deadline (c.timer) is dropped: a pending timer would keep c
--- until it fires.
-local function cancel_deadline(c)
-	if c.timer then
-		skynet.killthread(c.timer)
-		c.timer = nil
-	end
-end
-
--- f runs in cs centiseconds unless cancel_deadline(c) comes first.
-local function deadline(c, cs, f)
-	c.timer = skynet.timeout(cs, function()
-		c.timer = nil
-		f()
-	end)
-end
+-- Each connection's one pending deadline (c.timer).
+local cancel_deadline = deadlines.cancel
+local deadline = deadlines.arm
 
 -- Closes fd from the server side (pending output is written first).
 local function close(fd)
