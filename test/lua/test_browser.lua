@@ -16,16 +16,9 @@ local t = require "testlib"
 local game = require "svc_game_util"
 local websocket = require "http.websocket"
 local crypt = require "skynet.crypt"
-local json = require "json_min"
+local devtools = require "devtools"
 
-local tmp, chromium_pid
-
-local function shell(cmd)
-	local p = io.popen(cmd)
-	local out = p:read("a")
-	p:close()
-	return out
-end
+local browser -- the running chromium (devtools.start)
 
 local function wait(pred, limit, what)
 	local deadline = skynet.now() + (limit or 1000)
@@ -39,92 +32,8 @@ local function wait(pred, limit, what)
 	error("timed out waiting for " .. (what or "a condition"), 2)
 end
 
--- A DevTools client on one websocket: call(method, params, session) waits
--- for the answer with the same id; events are counted and dropped.
-local cdp = {}
-cdp.__index = cdp
-
-local function cdp_connect(url)
-	return setmetatable({ ws = websocket.connect(url, nil, 500), id = 0, events = 0 }, cdp)
-end
-
-function cdp:call(method, params, session)
-	self.id = self.id + 1
-	local msg = { id = self.id, method = method, params = params or {} }
-	if next(msg.params) == nil then
-		msg.params = json.null
-	end
-	msg.sessionId = session
-	websocket.write(self.ws, json.encode(msg))
-	while true do
-		local data = websocket.read(self.ws)
-		t.ok(data, "devtools connection closed")
-		local m = json.decode(data)
-		if m.id == self.id then
-			if m.error then
-				error(string.format("%s: %s", method, json.encode(m.error)), 2)
-			end
-			return m.result
-		end
-		self.events = self.events + 1
-	end
-end
-
-function cdp:eval(session, expr)
-	local r = self:call("Runtime.evaluate", { expression = expr, returnByValue = true }, session)
-	if r.exceptionDetails then
-		error("page error: " .. json.encode(r.exceptionDetails), 2)
-	end
-	return r.result.value
-end
-
-local KEYS = {
-	up = { key = "ArrowUp", code = "ArrowUp", windowsVirtualKeyCode = 38 },
-	space = { key = " ", code = "Space", windowsVirtualKeyCode = 32, text = " " },
-	["1"] = { key = "1", code = "Digit1", windowsVirtualKeyCode = 49, text = "1" },
-}
-
-function cdp:press(session, name)
-	local k = KEYS[name]
-	local down = { type = "keyDown", key = k.key, code = k.code,
-		windowsVirtualKeyCode = k.windowsVirtualKeyCode, text = k.text }
-	self:call("Input.dispatchKeyEvent", down, session)
-	self:call("Input.dispatchKeyEvent", { type = "keyUp", key = k.key, code = k.code,
-		windowsVirtualKeyCode = k.windowsVirtualKeyCode }, session)
-end
-
-local function start_chromium()
-	tmp = shell("mktemp -d"):gsub("%s+$", "")
-	local cmd = string.format("chromium --headless=new --no-sandbox --disable-gpu --no-first-run "
-		.. "--disable-extensions --disable-background-networking --window-size=1000,700 "
-		.. "--remote-debugging-address=127.0.0.1 --remote-debugging-port=0 --user-data-dir=%s/profile "
-		.. "about:blank >%s/out 2>&1 & echo $!", tmp, tmp)
-	chromium_pid = tonumber(shell(cmd))
-	return wait(function()
-		local f = io.open(tmp .. "/out")
-		if not f then
-			return nil
-		end
-		local text = f:read("a")
-		f:close()
-		return text:match "DevTools listening on (ws://%S+)"
-	end, 3000, "chromium's DevTools address")
-end
-
-local function stop_chromium()
-	if chromium_pid then
-		os.execute(string.format("kill %d 2>/dev/null; sleep 0.3; kill -9 %d 2>/dev/null", chromium_pid,
-			chromium_pid))
-		chromium_pid = nil
-	end
-	if tmp then
-		os.execute("rm -rf " .. tmp)
-		tmp = nil
-	end
-end
-
 local function browser_case()
-	if shell("command -v chromium"):match "^%s*$" then
+	if not devtools.available() then
 		print("skip browser: chromium is not installed (3rd/deps-test.sh installs it)")
 		return
 	end
@@ -136,8 +45,8 @@ local function browser_case()
 	local term = game.connect(g)
 	t.ok(term:request("login term"):find("^ok login"), "terminal login")
 
-	local url = start_chromium()
-	local c = cdp_connect(url)
+	browser = devtools.start { window = "1000,700" }
+	local c = devtools.connect(browser.url)
 	local target = c:call("Target.createTarget", { url = string.format("http://127.0.0.1:%d/", wport) })
 	local session = c:call("Target.attachToTarget", { targetId = target.targetId, flatten = true })
 		.sessionId
@@ -234,7 +143,9 @@ end
 
 t.case("the arena in a headless chromium", function()
 	local ok, err = xpcall(browser_case, debug.traceback)
-	stop_chromium()
+	if browser then
+		devtools.stop(browser)
+	end
 	if not ok then
 		error(err, 0)
 	end

@@ -9,8 +9,8 @@
 -- Without chromium the browser part says so and is skipped.
 local skynet = require "skynet"
 local httpc = require "http.httpc"
-local websocket = require "http.websocket"
 local json = require "json_min"
+local devtools = require "devtools"
 local profiler = require "skynet.profiler"
 local t = require "testlib"
 
@@ -20,13 +20,6 @@ local function get(path, method)
 	local recv = {}
 	local code, body = httpc.request(method or "GET", host, path, recv)
 	return code, body, recv
-end
-
-local function shell(cmd)
-	local p = io.popen(cmd)
-	local out = p:read "a"
-	p:close()
-	return out
 end
 
 local function wait(pred, limit_cs, what)
@@ -39,74 +32,6 @@ local function wait(pred, limit_cs, what)
 		skynet.sleep(5)
 	end
 	error("timed out waiting for " .. what, 2)
-end
-
----------------------------------------------------------------- a DevTools client
-
-local devtools = {}
-devtools.__index = devtools
-
-function devtools.connect(url)
-	return setmetatable({ ws = websocket.connect(url, nil, 500), id = 0 }, devtools)
-end
-
--- One request; waits for its answer, dropping the events that come first.
-function devtools:call(method, params, session)
-	self.id = self.id + 1
-	local msg = { id = self.id, method = method, params = params, sessionId = session }
-	if params == nil or next(params) == nil then
-		msg.params = json.null
-	end
-	websocket.write(self.ws, json.encode(msg))
-	while true do
-		local data = websocket.read(self.ws)
-		t.ok(data, "devtools connection closed")
-		local m = json.decode(data)
-		if m.id == self.id then
-			if m.error then
-				error(method .. ": " .. json.encode(m.error), 2)
-			end
-			return m.result
-		end
-	end
-end
-
-function devtools:eval(session, expr)
-	local r = self:call("Runtime.evaluate", { expression = expr, returnByValue = true }, session)
-	if r.exceptionDetails then
-		error("page error: " .. json.encode(r.exceptionDetails), 2)
-	end
-	return r.result.value
-end
-
-local chromium = {}
-
-function chromium.start()
-	chromium.dir = shell("mktemp -d"):gsub("%s+$", "")
-	chromium.pid = tonumber(shell(string.format("chromium --headless=new --no-sandbox --disable-gpu "
-		.. "--no-first-run --disable-extensions --disable-background-networking --window-size=1200,800 "
-		.. "--remote-debugging-address=127.0.0.1 --remote-debugging-port=0 --user-data-dir=%s/data "
-		.. "about:blank >%s/out 2>&1 & echo $!", chromium.dir, chromium.dir)))
-	return wait(function()
-		local f = io.open(chromium.dir .. "/out")
-		local text = f and f:read "a"
-		if f then
-			f:close()
-		end
-		return text and text:match "DevTools listening on (ws://%S+)"
-	end, 3000, "chromium's DevTools address")
-end
-
-function chromium.stop()
-	if chromium.pid then
-		os.execute(string.format("kill %d 2>/dev/null; sleep 0.3; kill -9 %d 2>/dev/null", chromium.pid,
-			chromium.pid))
-		chromium.pid = nil
-	end
-	if chromium.dir then
-		os.execute("rm -rf " .. chromium.dir)
-		chromium.dir = nil
-	end
 end
 
 ---------------------------------------------------------------- cases
@@ -160,12 +85,15 @@ t.case("the folded download is the last profile", function()
 	skynet.kill(other)
 end)
 
+local browser -- the running chromium (devtools.start)
+
 local function browser_case()
-	if shell("command -v chromium"):match "^%s*$" then
+	if not devtools.available() then
 		print("skip profile page in chromium: chromium is not installed (3rd/deps-test.sh installs it)")
 		return
 	end
-	local c = devtools.connect(chromium.start())
+	browser = devtools.start { window = "1200,800" }
+	local c = devtools.connect(browser.url)
 	local target = c:call("Target.createTarget", { url = "http://" .. host .. "/profile" })
 	local session = c:call("Target.attachToTarget", { targetId = target.targetId, flatten = true })
 		.sessionId
@@ -206,12 +134,13 @@ local function browser_case()
 	local f = assert(io.open("build/profile_flamegraph.png", "wb"))
 	f:write(require("skynet.crypt").base64decode(shot.data))
 	f:close()
-	chromium.stop()
 end
 
 t.case("headless chromium draws the flame graph", function()
 	local ok, err = pcall(browser_case)
-	chromium.stop()
+	if browser then
+		devtools.stop(browser)
+	end
 	assert(ok, err)
 end)
 

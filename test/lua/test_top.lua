@@ -11,8 +11,8 @@
 local skynet = require "skynet"
 local socket = require "skynet.socket"
 local httpc = require "http.httpc"
-local websocket = require "http.websocket"
 local json = require "json_min"
+local devtools = require "devtools"
 local t = require "testlib"
 
 local mport, cport
@@ -179,13 +179,6 @@ end)
 
 ---------------------------------------------------------------- the browser
 
-local function shell(cmd)
-	local p = io.popen(cmd)
-	local out = p:read("a")
-	p:close()
-	return out
-end
-
 local function wait(pred, limit, what)
 	local deadline = skynet.now() + limit
 	while skynet.now() < deadline do
@@ -198,62 +191,27 @@ local function wait(pred, limit, what)
 	error("timed out waiting for " .. what, 2)
 end
 
--- A DevTools client: call waits for the answer with its id, dropping events.
-local function devtools(url)
-	local ws = websocket.connect(url, nil, 500)
-	local id = 0
-	local c = {}
-	function c.call(method, params, session)
-		id = id + 1
-		websocket.write(ws, json.encode { id = id, method = method, params = params or json.null,
-			sessionId = session })
-		while true do
-			local m = json.decode(assert(websocket.read(ws), "devtools closed"))
-			if m.id == id then
-				t.ok(not m.error, method)
-				return m.result
-			end
-		end
-	end
-	function c.eval(session, expr)
-		return c.call("Runtime.evaluate", { expression = expr, returnByValue = true }, session).result.value
-	end
-	return c
-end
-
 t.case("the live page /top in headless chromium shows the services", function()
-	if shell("command -v chromium"):match "^%s*$" then
+	if not devtools.available() then
 		print("skip browser: chromium is not installed (3rd/deps-test.sh installs it)")
 		return
 	end
-	local tmp = shell("mktemp -d"):gsub("%s+$", "")
-	local pid = tonumber(shell(string.format("chromium --headless=new --no-sandbox --disable-gpu "
-		.. "--no-first-run --disable-extensions --disable-background-networking "
-		.. "--remote-debugging-address=127.0.0.1 --remote-debugging-port=0 --user-data-dir=%s/profile "
-		.. "about:blank >%s/out 2>&1 & echo $!", tmp, tmp)))
+	local browser = devtools.start()
 	local ok, err = pcall(function()
-		local url = wait(function()
-			local f = io.open(tmp .. "/out")
-			local text = f and f:read("a") or ""
-			if f then
-				f:close()
-			end
-			return text:match "DevTools listening on (ws://%S+)"
-		end, 3000, "chromium's DevTools address")
-		local c = devtools(url)
-		local target = c.call("Target.createTarget", { url = string.format("http://127.0.0.1:%d/top", mport) })
-		local session = c.call("Target.attachToTarget", { targetId = target.targetId, flatten = true }).sessionId
+		local c = devtools.connect(browser.url)
+		local target = c:call("Target.createTarget", { url = string.format("http://127.0.0.1:%d/top", mport) })
+		local session = c:call("Target.attachToTarget", { targetId = target.targetId, flatten = true }).sessionId
 		local row = string.format("document.querySelector('tr.service[data-address=\"%s\"]')", skynet.address(quiet))
 		wait(function()
-			return c.eval(session, "!!" .. row)
+			return c:eval(session, "!!" .. row)
 		end, 1000, "the quiet service's row")
-		t.ok(c.eval(session, row .. ".textContent"):find("svc_console_timers", 1, true), "its name in the row")
-		local now = c.eval(session, "window.topData.now")
+		t.ok(c:eval(session, row .. ".textContent"):find("svc_console_timers", 1, true), "its name in the row")
+		local now = c:eval(session, "window.topData.now")
 		wait(function()
-			return c.eval(session, "window.topData.now") > now
+			return c:eval(session, "window.topData.now") > now
 		end, 500, "a refresh")
 	end)
-	os.execute(string.format("kill %d 2>/dev/null; sleep 0.3; kill -9 %d 2>/dev/null; rm -rf %s", pid, pid, tmp))
+	devtools.stop(browser)
 	assert(ok, err)
 	skynet.kill(hog)
 end)
