@@ -5,19 +5,19 @@
 -- node (bench/config.trace: trace_lines = false, as a node that exports
 -- spans would run). "off" runs on a pair of services that never traced;
 -- "idle" on the pair that traces, from an untraced coroutine (what every
--- untraced call of a service that once traced pays: one branch and a table
--- lookup). Prints every round, then the medians and the overheads against
--- off, in percent of the untraced rate.
+-- untraced call of a service that once traced pays: one branch). PAIRS
+-- pairs of CALLS calls each; prints the medians of the rates and of the
+-- pairs' overheads: the calls per second lost against off, in percent.
 local skynet = require "skynet"
 local report = require "bench_report"
 require "skynet.manager"
 
-local ROUNDS <const> = 5
-local CALLS <const> = tonumber(os.getenv "BENCH_TRACE_CALLS") or 100000
+local PAIRS <const> = tonumber(os.getenv "BENCH_TRACE_PAIRS") or 31
+local CALLS <const> = tonumber(os.getenv "BENCH_TRACE_CALLS") or 10000
 
--- BENCH_TRACE_ONLY=off|idle|on (environment): only that mode, ROUNDS
--- times, nothing reported; for `perf stat -e instructions:u`, which counts
--- what the load of a shared machine does not change.
+-- BENCH_TRACE_ONLY=off|idle|on (environment): only that mode, PAIRS
+-- times, nothing reported; for callgrind or `perf stat`, which count what
+-- the load of a shared machine does not change.
 local only = os.getenv "BENCH_TRACE_ONLY"
 
 local function median(t)
@@ -26,9 +26,9 @@ local function median(t)
 	return s[(#s + 1) // 2]
 end
 
-local function rate(client, server, cmd)
-	local ns = skynet.call(client, "lua", cmd, server, CALLS)
-	return CALLS / (ns / 1e9)
+-- The elapsed ns of CALLS calls.
+local function elapsed(client, server, cmd)
+	return skynet.call(client, "lua", cmd, server, CALLS)
 end
 
 skynet.start(function()
@@ -37,30 +37,40 @@ skynet.start(function()
 		local tserver, tclient = skynet.newservice("bench_echo"), skynet.newservice("bench_echo")
 		skynet.call(client, "lua", "calls", server, 20000) -- warm up
 		skynet.call(tclient, "lua", "traced_calls", tserver, 20000)
-		local off, idle, on = {}, {}, {}
 		if only then
 			local c, s, cmd = client, server, "calls"
 			if only ~= "off" then
 				c, s, cmd = tclient, tserver, only == "on" and "traced_calls" or "calls"
 			end
-			for _ = 1, ROUNDS do
-				rate(c, s, cmd)
+			for _ = 1, PAIRS do
+				elapsed(c, s, cmd)
 			end
 			skynet.abort()
 			return
 		end
-		for i = 1, ROUNDS do
-			off[i] = rate(client, server, "calls")
-			on[i] = rate(tclient, tserver, "traced_calls")
-			idle[i] = rate(tclient, tserver, "calls")
-			print(string.format("bench: trace round %d: off %.0f, idle %.0f, on %.0f calls/s", i,
-				off[i], idle[i], on[i]))
+		-- Each pair measures off and on back to back (in turn off first and
+		-- on first), so that a slow spell of the shared machine weighs on
+		-- both sides of a pair; the overhead is the median of the pairs'.
+		local off, on, over, idle_over = {}, {}, {}, {}
+		for i = 1, PAIRS do
+			local a, b
+			if i % 2 == 1 then
+				a = elapsed(client, server, "calls")
+				b = elapsed(tclient, tserver, "traced_calls")
+			else
+				b = elapsed(tclient, tserver, "traced_calls")
+				a = elapsed(client, server, "calls")
+			end
+			local c = elapsed(tclient, tserver, "calls")
+			off[i], on[i] = CALLS / (a / 1e9), CALLS / (b / 1e9)
+			over[i], idle_over[i] = (b - a) / b * 100, (c - a) / c * 100
 		end
-		local moff, midle, mon = median(off), median(idle), median(on)
-		report("diag.trace_off_call_per_s", moff, "calls/s")
-		report("diag.trace_on_call_per_s", mon, "calls/s")
-		report("diag.trace_overhead_pct", (moff - mon) / moff * 100, "%")
-		report("diag.trace_idle_overhead_pct", (moff - midle) / moff * 100, "%")
+		print(string.format("bench: trace pairs: overhead %% from %.1f to %.1f", math.min(table.unpack(over)),
+			math.max(table.unpack(over))))
+		report("diag.trace_off_call_per_s", median(off), "calls/s")
+		report("diag.trace_on_call_per_s", median(on), "calls/s")
+		report("diag.trace_overhead_pct", median(over), "%")
+		report("diag.trace_idle_overhead_pct", median(idle_over), "%")
 		skynet.abort()
 	end)
 end)

@@ -5,24 +5,34 @@
  * (getrandom, once): a bijection, so ids never repeat in a process, and two
  * processes draw from unrelated sequences. A trace id is two such values.
  *
- * The ring. One per process (this file's statics; skynet.so is loaded once):
- * RING.cap slots, RING.head counts the spans ever kept; span number n lives in
- * slot n % cap until span n + cap replaces it. Readers ask by number and skip
- * what was replaced. RING.lock (a mutex) covers every RING field; it is held
- * for the copy of one record. The ring is made on the first span kept, with
- * trace_spans slots (config; default SPAN_RING_DEFAULT).
+ * The ring. One per process (this file's statics; skynet.so is loaded
+ * once), made of one shard per thread that keeps spans (the workers): a
+ * span is written to its own thread's shard, so that two workers keeping
+ * spans at once share no lock and no cache line. A shard has cap slots
+ * (config trace_spans, read at the shard's first span; default
+ * SPAN_RING_DEFAULT) and counts the spans it ever kept (head): its span
+ * number n lives in slot n % cap until span n + cap replaces it. Readers
+ * ask by shard and number and skip what was replaced. A shard's lock (a
+ * spin lock) covers its fields and is held for the copy of one record by
+ * its writer, of DRAIN_COPY records at most by a reader: the two only meet
+ * there. SHARDS (a mutex and a list, never
+ * shrinking: a thread's shard stays for the process) is taken to add a
+ * shard and to list them.
  *
  * Lua API (require "skynet.tracing.core"):
  *   newtrace() -> 32 hex digits       newspan() -> 16 hex digits
  *   traceof(tag) -> 32 hex digits     the trace id of a tag (lua-span.h)
  *   find(trace_hex) -> { span... }    the spans of that trace still in the
- *       ring, oldest first: { trace, span, parent (nil: root), name, address,
- *       source, start_ns, end_ns, status = "ok" | "error" }
- *   drain(from, resource[, max]) -> text, next, lost    the spans numbered
- *       from `from` on (at most max of them), each as one line of OTLP JSON
- *       (an ExportTraceServiceRequest whose resource is the JSON object
- *       `resource`); `lost`: how many of them the ring had replaced already.
- *   head() -> next span number, ring slots (0 before the first span)
+ *       ring, in the order they ended: { trace, span, parent (nil: root),
+ *       name, address, source, start_ns, end_ns, status = "ok" | "error" }
+ *   cursor() -> cursor    a table of where each shard is now: drain from it
+ *       reads the spans kept after this call ({}: every span ever kept)
+ *   drain(cursor, resource[, max]) -> text, written, lost    the spans kept
+ *       since the cursor (at most max of them; the cursor moves past them)
+ *       as lines of OTLP JSON, each an ExportTraceServiceRequest of up to
+ *       DRAIN_COPY spans whose resource is the JSON object `resource`;
+ *       `lost`: how many of them the ring had replaced already.
+ *   head() -> spans kept, slots per shard (0 before the first span)
  */
 
 #include "lua-span.h"
@@ -172,13 +182,42 @@ skynet_span_wall_ns(void) {
 
 /* ---- the ring ---- */
 
-static struct {
-	struct skynet_cond lock;
-	struct skynet_span *slot; // owned, cap records; NULL until the first span
+struct shard {
+	int lock;                 // a spin lock (shard_lock): held for a few record copies at most
+	struct skynet_span *slot; // owned, cap records
 	uint64_t *number;         // owned: the span number each slot holds
 	size_t cap;
-	uint64_t head; // spans ever kept
-} RING = {.lock = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER}};
+	uint64_t head;      // spans ever kept here
+	struct shard *next; // SHARDS' list
+	size_t index;       // 1 for the first shard made, then 2...
+};
+
+static struct {
+	struct skynet_cond lock;
+	struct shard *first, *last;
+	size_t n;
+} SHARDS = {.lock = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER}};
+
+static __thread struct shard *MINE; // this thread's shard, once it kept a span
+
+/* A spin lock, not a mutex: its writer takes it once per span, and a mutex's
+ * unlock costs an atomic exchange where a release store will do; a reader
+ * holds it for DRAIN_COPY record copies at most. */
+static void
+shard_lock(struct shard *sh) {
+	while (__atomic_exchange_n(&sh->lock, 1, __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(&sh->lock, __ATOMIC_RELAXED)) {
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+		}
+	}
+}
+
+static void
+shard_unlock(struct shard *sh) {
+	__atomic_store_n(&sh->lock, 0, __ATOMIC_RELEASE);
+}
 
 static size_t
 ring_size(struct skynet_context *ctx) {
@@ -189,51 +228,75 @@ ring_size(struct skynet_context *ctx) {
 	return n > SPAN_RING_MAX ? SPAN_RING_MAX : (size_t)n;
 }
 
-/* Caller holds RING.lock. */
-static void
-ring_make(size_t cap) {
-	RING.slot = skynet_malloc(cap * sizeof(*RING.slot));
-	RING.number = skynet_malloc(cap * sizeof(*RING.number));
-	for (size_t i = 0; i < cap; i++)
-		RING.number[i] = UINT64_MAX;
-	RING.cap = cap;
+static struct shard *
+shard_make(struct skynet_context *ctx) {
+	struct shard *sh = skynet_malloc(sizeof(*sh));
+	memset(sh, 0, sizeof(*sh));
+	sh->cap = ring_size(ctx);
+	sh->slot = skynet_malloc(sh->cap * sizeof(*sh->slot));
+	sh->number = skynet_malloc(sh->cap * sizeof(*sh->number));
+	for (size_t i = 0; i < sh->cap; i++)
+		sh->number[i] = UINT64_MAX;
+	skynet_cond_lock(&SHARDS.lock);
+	sh->index = ++SHARDS.n;
+	if (SHARDS.last != NULL)
+		SHARDS.last->next = sh;
+	else
+		SHARDS.first = sh;
+	SHARDS.last = sh;
+	skynet_cond_unlock(&SHARDS.lock);
+	return sh;
 }
 
 void
 skynet_span_keep(struct skynet_context *ctx, const struct skynet_span *s) {
-	skynet_cond_lock(&RING.lock);
-	if (RING.slot == NULL) {
-		skynet_cond_unlock(&RING.lock);
-		size_t cap = ring_size(ctx); // the env has a lock of its own
-		skynet_cond_lock(&RING.lock);
-		if (RING.slot == NULL)
-			ring_make(cap);
-	}
-	uint64_t n = RING.head++;
-	RING.slot[n % RING.cap] = *s;
-	RING.number[n % RING.cap] = n;
-	skynet_cond_unlock(&RING.lock);
+	struct shard *sh = MINE;
+	if (sh == NULL)
+		sh = MINE = shard_make(ctx);
+	shard_lock(sh);
+	uint64_t n = sh->head++;
+	sh->slot[n % sh->cap] = *s;
+	sh->number[n % sh->cap] = n;
+	shard_unlock(sh);
 }
 
-/* Copy span number n into *out: false when the ring no longer (or not yet) holds it. */
+/* Copy span number n of sh into *out: false when it no longer (or not yet) holds it. */
 static bool
-ring_get(uint64_t n, struct skynet_span *out) {
+shard_get(struct shard *sh, uint64_t n, struct skynet_span *out) {
 	bool got = false;
-	skynet_cond_lock(&RING.lock);
-	if (RING.slot != NULL && RING.number[n % RING.cap] == n) {
-		*out = RING.slot[n % RING.cap];
+	shard_lock(sh);
+	if (sh->number[n % sh->cap] == n) {
+		*out = sh->slot[n % sh->cap];
 		got = true;
 	}
-	skynet_cond_unlock(&RING.lock);
+	shard_unlock(sh);
 	return got;
 }
 
-static void
-ring_bounds(uint64_t *head, size_t *cap) {
-	skynet_cond_lock(&RING.lock);
-	*head = RING.head;
-	*cap = RING.cap;
-	skynet_cond_unlock(&RING.lock);
+static uint64_t
+shard_head(struct shard *sh) {
+	shard_lock(sh);
+	uint64_t head = sh->head;
+	shard_unlock(sh);
+	return head;
+}
+
+/* The first shard (NULL: none yet); the list only grows, so a reader walks it unlocked after. */
+static struct shard *
+shards(void) {
+	skynet_cond_lock(&SHARDS.lock);
+	struct shard *first = SHARDS.first;
+	skynet_cond_unlock(&SHARDS.lock);
+	return first;
+}
+
+/* The shard after sh, read under SHARDS' lock (a new shard may be linked meanwhile). */
+static struct shard *
+shard_next(struct shard *sh) {
+	skynet_cond_lock(&SHARDS.lock);
+	struct shard *next = sh->next;
+	skynet_cond_unlock(&SHARDS.lock);
+	return next;
 }
 
 /* ---- Lua ---- */
@@ -308,6 +371,17 @@ push_span(lua_State *L, const struct skynet_span *s) {
 	lua_setfield(L, -2, "status");
 }
 
+/* Order of spans in find's answer: when they ended, then began. */
+static int
+by_end(const void *a, const void *b) {
+	const struct skynet_span *x = a, *y = b;
+	if (x->end_ns != y->end_ns)
+		return x->end_ns < y->end_ns ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return 0;
+}
+
 static int
 lfind(lua_State *L) {
 	size_t len;
@@ -315,145 +389,236 @@ lfind(lua_State *L) {
 	uint8_t want[16];
 	if (len != SPAN_TRACE_HEX || !skynet_span_unhex(text, 16, want))
 		skynet_span_trace_of(text, len, want); // a tag: the id it maps to
-	uint64_t head;
-	size_t cap;
-	ring_bounds(&head, &cap);
-	lua_newtable(L);
-	lua_Integer n = 0;
-	for (uint64_t i = head > cap ? head - cap : 0; i < head; i++) {
-		struct skynet_span s;
-		if (ring_get(i, &s) && memcmp(s.trace, want, 16) == 0) {
-			push_span(L, &s);
-			lua_rawseti(L, -2, ++n);
+	struct skynet_span *found = NULL;
+	size_t n = 0, room = 0;
+	for (struct shard *sh = shards(); sh != NULL; sh = shard_next(sh)) {
+		uint64_t head = shard_head(sh);
+		for (uint64_t i = head > sh->cap ? head - sh->cap : 0; i < head; i++) {
+			struct skynet_span s;
+			if (!shard_get(sh, i, &s) || memcmp(s.trace, want, 16) != 0)
+				continue;
+			if (n == room) {
+				room = room ? room * 2 : 16;
+				found = skynet_realloc(found, room * sizeof(*found));
+			}
+			found[n++] = s;
 		}
+	}
+	qsort(found, n, sizeof(*found), by_end);
+	lua_createtable(L, (int)n, 0);
+	for (size_t i = 0; i < n; i++) {
+		push_span(L, &found[i]);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	skynet_free(found);
+	return 1;
+}
+
+/*
+ * The OTLP JSON writer: spans become text in a plain growing buffer (the
+ * tracer writes one line per span, for every traced request: this is its
+ * hot loop, hence no snprintf and no per-character Lua buffer calls).
+ */
+struct text {
+	char *p; // owned
+	size_t len, cap;
+};
+
+static char *
+text_room(struct text *t, size_t n) {
+	if (t->len + n > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 4096;
+		while (cap < t->len + n)
+			cap *= 2;
+		t->p = skynet_realloc(t->p, cap);
+		t->cap = cap;
+	}
+	return t->p + t->len;
+}
+
+static void
+text_add(struct text *t, const char *s, size_t n) {
+	memcpy(text_room(t, n), s, n);
+	t->len += n;
+}
+
+#define TEXT_LIT(t, lit) text_add((t), (lit), sizeof(lit) - 1)
+
+/* s as a JSON string (quotes included). */
+static void
+text_json_string(struct text *t, const char *s) {
+	static const char HEX[] = "0123456789abcdef";
+	size_t n = strlen(s);
+	char *o = text_room(t, n * 6 + 2), *start = o;
+	*o++ = '"';
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') {
+			*o++ = '\\';
+			*o++ = (char)c;
+		} else if (c < 0x20) {
+			memcpy(o, "\\u00", 4);
+			o[4] = HEX[c >> 4];
+			o[5] = HEX[c & 15];
+			o += 6;
+		} else {
+			*o++ = (char)c;
+		}
+	}
+	*o++ = '"';
+	t->len += (size_t)(o - start);
+}
+
+/* The decimal digits of v. */
+static void
+text_u64(struct text *t, uint64_t v) {
+	char digits[24];
+	int n = sizeof(digits);
+	do {
+		digits[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v > 0);
+	text_add(t, digits + n, sizeof(digits) - (size_t)n);
+}
+
+static void
+text_hex_id(struct text *t, uint64_t id) {
+	skynet_span_id_hex(id, text_room(t, SPAN_ID_HEX));
+	t->len += SPAN_ID_HEX;
+}
+
+/* ":%08x" of an address. */
+static void
+text_address(struct text *t, uint32_t a) {
+	uint8_t b[4] = {(uint8_t)(a >> 24), (uint8_t)(a >> 16), (uint8_t)(a >> 8), (uint8_t)a};
+	char *o = text_room(t, 9);
+	o[0] = ':';
+	skynet_span_hex(b, 4, o + 1);
+	t->len += 9;
+}
+
+/* The OTLP JSON object of span s. */
+static void
+text_span(struct text *t, const struct skynet_span *s) {
+	TEXT_LIT(t, "{\"traceId\":\"");
+	skynet_span_hex(s->trace, 16, text_room(t, SPAN_TRACE_HEX));
+	t->len += SPAN_TRACE_HEX;
+	TEXT_LIT(t, "\",\"spanId\":\"");
+	text_hex_id(t, s->span);
+	if (s->parent != 0) {
+		TEXT_LIT(t, "\",\"parentSpanId\":\"");
+		text_hex_id(t, s->parent);
+	}
+	TEXT_LIT(t, "\",\"name\":");
+	text_json_string(t, s->name);
+	if (s->source != 0)
+		TEXT_LIT(t, ",\"kind\":2,\"startTimeUnixNano\":\"");
+	else
+		TEXT_LIT(t, ",\"kind\":1,\"startTimeUnixNano\":\"");
+	text_u64(t, s->start_ns);
+	TEXT_LIT(t, "\",\"endTimeUnixNano\":\"");
+	text_u64(t, s->end_ns);
+	if (s->status == SPAN_ERROR)
+		TEXT_LIT(t, "\",\"status\":{\"code\":2,\"message\":\"error\"},");
+	else
+		TEXT_LIT(t, "\",\"status\":{\"code\":1},");
+	TEXT_LIT(t, "\"attributes\":[{\"key\":\"skynet.address\",\"value\":{\"stringValue\":\"");
+	text_address(t, s->address);
+	TEXT_LIT(t, "\"}},{\"key\":\"skynet.source\",\"value\":{\"stringValue\":\"");
+	text_address(t, s->source);
+	TEXT_LIT(t, "\"}}]}");
+}
+
+static int
+lcursor(lua_State *L) {
+	lua_newtable(L);
+	for (struct shard *sh = shards(); sh != NULL; sh = shard_next(sh)) {
+		lua_pushinteger(L, (lua_Integer)shard_head(sh));
+		lua_rawseti(L, -2, (lua_Integer)sh->index);
 	}
 	return 1;
 }
 
-/* Append s to b as a JSON string (quotes included). */
-static void
-add_json_string(luaL_Buffer *b, const char *s) {
-	luaL_addchar(b, '"');
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			luaL_addchar(b, '\\');
-			luaL_addchar(b, (char)c);
-		} else if (c < 0x20) {
-			char esc[8];
-			snprintf(esc, sizeof(esc), "\\u%04x", c);
-			luaL_addstring(b, esc);
-		} else {
-			luaL_addchar(b, (char)c);
-		}
+#define DRAIN_COPY 64 // spans copied out of a shard under one hold of its lock
+
+/* Copy up to max spans of sh from number *at on into out; *at moves past
+ * them; *lost counts those replaced already. Returns how many were copied. */
+static size_t
+shard_copy(struct shard *sh, uint64_t *at, uint64_t head, size_t max, struct skynet_span *out,
+           uint64_t *lost) {
+	size_t n = 0;
+	shard_lock(sh);
+	for (; *at < head && n + *lost < max; (*at)++) {
+		if (sh->number[*at % sh->cap] == *at)
+			out[n++] = sh->slot[*at % sh->cap];
+		else
+			(*lost)++;
 	}
-	luaL_addchar(b, '"');
-}
-
-/* Append the decimal digits of v. */
-static void
-add_u64(luaL_Buffer *b, uint64_t v) {
-	char digits[24];
-	int n = 0;
-	do {
-		digits[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v > 0);
-	while (n > 0)
-		luaL_addchar(b, digits[--n]);
-}
-
-static void
-add_hex_id(luaL_Buffer *b, uint64_t id) {
-	char hex[SPAN_ID_HEX];
-	skynet_span_id_hex(id, hex);
-	luaL_addlstring(b, hex, sizeof(hex));
-}
-
-static void
-add_attribute(luaL_Buffer *b, const char *key, uint32_t address) {
-	char hex[9];
-	snprintf(hex, sizeof(hex), "%08x", (unsigned)address);
-	luaL_addstring(b, "{\"key\":\"");
-	luaL_addstring(b, key);
-	luaL_addstring(b, "\",\"value\":{\"stringValue\":\":");
-	luaL_addlstring(b, hex, 8);
-	luaL_addstring(b, "\"}}");
-}
-
-/* Append the OTLP JSON object of span s (hand-formatted: the tracer writes
- * one per traced request, and snprintf cost more than the rest together). */
-static void
-add_span_json(luaL_Buffer *b, const struct skynet_span *s) {
-	char hex[SPAN_TRACE_HEX];
-	skynet_span_hex(s->trace, 16, hex);
-	luaL_addstring(b, "{\"traceId\":\"");
-	luaL_addlstring(b, hex, sizeof(hex));
-	luaL_addstring(b, "\",\"spanId\":\"");
-	add_hex_id(b, s->span);
-	if (s->parent != 0) {
-		luaL_addstring(b, "\",\"parentSpanId\":\"");
-		add_hex_id(b, s->parent);
-	}
-	luaL_addstring(b, "\",\"name\":");
-	add_json_string(b, s->name);
-	luaL_addstring(b, s->source != 0 ? ",\"kind\":2" : ",\"kind\":1");
-	luaL_addstring(b, ",\"startTimeUnixNano\":\"");
-	add_u64(b, s->start_ns);
-	luaL_addstring(b, "\",\"endTimeUnixNano\":\"");
-	add_u64(b, s->end_ns);
-	if (s->status == SPAN_ERROR)
-		luaL_addstring(b, "\",\"status\":{\"code\":2,\"message\":\"error\"},");
-	else
-		luaL_addstring(b, "\",\"status\":{\"code\":1},");
-	luaL_addstring(b, "\"attributes\":[");
-	add_attribute(b, "skynet.address", s->address);
-	luaL_addchar(b, ',');
-	add_attribute(b, "skynet.source", s->source);
-	luaL_addstring(b, "]}");
+	shard_unlock(sh);
+	return n;
 }
 
 static int
 ldrain(lua_State *L) {
-	enum { ARG_FROM = 1, ARG_RESOURCE, ARG_MAX };
-	lua_Integer from = luaL_checkinteger(L, ARG_FROM);
-	const char *resource = luaL_checkstring(L, ARG_RESOURCE);
+	enum { ARG_CURSOR = 1, ARG_RESOURCE, ARG_MAX };
+	luaL_checktype(L, ARG_CURSOR, LUA_TTABLE);
+	size_t rlen;
+	const char *resource = luaL_checklstring(L, ARG_RESOURCE, &rlen);
 	lua_Integer max = luaL_optinteger(L, ARG_MAX, LUA_MAXINTEGER);
-	uint64_t head;
-	size_t cap;
-	ring_bounds(&head, &cap);
-	uint64_t first = from < 0 ? 0 : (uint64_t)from;
-	if (first > head)
-		first = head;
-	if (max > 0 && head - first > (uint64_t)max)
-		head = first + (uint64_t)max;
-	uint64_t lost = 0;
-	luaL_Buffer b;
-	luaL_buffinit(L, &b);
-	for (uint64_t i = first; i < head; i++) {
-		struct skynet_span s;
-		if (!ring_get(i, &s)) {
-			lost++;
-			continue;
+	/* Every line begins the same way: the request's head up to its span. */
+	struct text head_text = {0};
+	TEXT_LIT(&head_text, "{\"resourceSpans\":[{\"resource\":");
+	text_add(&head_text, resource, rlen);
+	TEXT_LIT(&head_text, ",\"scopeSpans\":[{\"scope\":{\"name\":\"skywheel\"},\"spans\":[");
+	struct text out = {0};
+	lua_Integer written = 0, lost = 0;
+	struct skynet_span batch[DRAIN_COPY];
+	for (struct shard *sh = shards(); sh != NULL && written + lost < max; sh = shard_next(sh)) {
+		lua_rawgeti(L, ARG_CURSOR, (lua_Integer)sh->index);
+		lua_Integer from = lua_tointeger(L, -1); // nil: 0
+		lua_pop(L, 1);
+		uint64_t head = shard_head(sh);
+		uint64_t at = from < 0 ? 0 : (uint64_t)from;
+		if (at > head)
+			at = head;
+		while (at < head && written + lost < max) {
+			uint64_t gone = 0;
+			size_t want = (size_t)(max - written - lost) < DRAIN_COPY
+			                  ? (size_t)(max - written - lost)
+			                  : DRAIN_COPY;
+			size_t n = shard_copy(sh, &at, head, want, batch, &gone);
+			lost += (lua_Integer)gone;
+			if (n == 0)
+				continue;
+			text_add(&out, head_text.p, head_text.len);
+			for (size_t i = 0; i < n; i++) {
+				if (i > 0)
+					TEXT_LIT(&out, ",");
+				text_span(&out, &batch[i]);
+			}
+			TEXT_LIT(&out, "]}]}]}\n");
+			written += (lua_Integer)n;
 		}
-		luaL_addstring(&b, "{\"resourceSpans\":[{\"resource\":");
-		luaL_addstring(&b, resource);
-		luaL_addstring(&b, ",\"scopeSpans\":[{\"scope\":{\"name\":\"skywheel\"},\"spans\":[");
-		add_span_json(&b, &s);
-		luaL_addstring(&b, "]}]}]}\n");
+		lua_pushinteger(L, (lua_Integer)at);
+		lua_rawseti(L, ARG_CURSOR, (lua_Integer)sh->index);
 	}
-	luaL_pushresult(&b);
-	lua_pushinteger(L, (lua_Integer)head);
-	lua_pushinteger(L, (lua_Integer)lost);
+	lua_pushlstring(L, out.p != NULL ? out.p : "", out.len);
+	skynet_free(out.p);
+	skynet_free(head_text.p);
+	lua_pushinteger(L, written);
+	lua_pushinteger(L, lost);
 	return 3;
 }
 
 static int
 lhead(lua_State *L) {
-	uint64_t head;
-	size_t cap;
-	ring_bounds(&head, &cap);
-	lua_pushinteger(L, (lua_Integer)head);
+	uint64_t kept = 0;
+	size_t cap = 0;
+	for (struct shard *sh = shards(); sh != NULL; sh = shard_next(sh)) {
+		kept += shard_head(sh);
+		cap = sh->cap;
+	}
+	lua_pushinteger(L, (lua_Integer)kept);
 	lua_pushinteger(L, (lua_Integer)cap);
 	return 2;
 }
@@ -465,7 +630,7 @@ luaopen_skynet_tracing_core(lua_State *L) {
 	luaL_checkversion(L);
 	static const luaL_Reg FUNCS[] = {
 	    {"newtrace", lnewtrace}, {"newspan", lnewspan}, {"traceof", ltraceof}, {"find", lfind},
-	    {"drain", ldrain},       {"head", lhead},       {NULL, NULL},
+	    {"cursor", lcursor},     {"drain", ldrain},     {"head", lhead},       {NULL, NULL},
 	};
 	luaL_newlib(L, FUNCS);
 	return 1;

@@ -2,12 +2,13 @@
 --
 -- Started by bootstrap when the config names trace_output: "stdout", or a
 -- file path (opened for appending). Every FLUSH_CS it takes the spans kept
--- in the node's ring (skynet.tracing.core) since its last turn and writes
--- each as one line: an OTLP/JSON ExportTraceServiceRequest holding one span,
--- with the resource attribute service.name = trace_name (default
--- "skywheel"). Spans the ring replaced before they were written are counted
--- and logged as lost (make trace_spans larger). The `lua` request FLUSH
--- writes at once and returns how many spans it wrote.
+-- in the node's ring (skynet.tracing.core: a shard per worker thread) since
+-- its last turn and writes them as lines, each an OTLP/JSON
+-- ExportTraceServiceRequest of up to 64 spans, with the resource attribute
+-- service.name = trace_name (default "skywheel"). Spans the ring replaced
+-- before they were written are counted and logged as lost (make
+-- trace_spans larger). The `lua` request FLUSH writes at once and returns
+-- how many spans it wrote.
 local skynet = require "skynet"
 local core = require "skynet.tracing.core"
 require "skynet.manager"
@@ -16,7 +17,8 @@ local FLUSH_CS <const> = 20
 local BATCH <const> = 256 -- spans per write
 
 local out -- the file written
-local next_span = 0 -- the number of the next span to write
+local cursor = {} -- where the ring's next unwritten spans are (every span at first)
+local drained = 0 -- the spans written or lost so far
 local resource
 
 local function json_string(s)
@@ -27,14 +29,16 @@ end
 
 local function flush()
 	local written, lost = 0, 0
-	local stop = core.head()
-	while next_span < stop do
-		local text, head, n_lost = core.drain(next_span, resource, BATCH)
-		written = written + (head - next_span - n_lost)
-		lost = lost + n_lost
-		next_span = head
+	local pending = core.head() - drained -- a flush ends even while spans keep coming
+	while written + lost < pending do
+		local text, n, n_lost = core.drain(cursor, resource, BATCH)
+		if n + n_lost == 0 then
+			break
+		end
+		written, lost = written + n, lost + n_lost
 		out:write(text)
 	end
+	drained = drained + written + lost
 	out:flush()
 	if lost > 0 then
 		skynet.error(string.format("warn: tracer: %d spans lost before they were written "

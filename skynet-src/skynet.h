@@ -61,6 +61,8 @@
 /* Flags ORed into the type argument of skynet_send. */
 #define PTYPE_TAG_DONTCOPY     0x10000
 #define PTYPE_TAG_ALLOCSESSION 0x20000
+/* data ends with a trace trailer made by skynet_trace_attach (with DONTCOPY). */
+#define PTYPE_TAG_TRACED 0x40000
 
 /* The one error enum. -1 and -2 are also what skynet's skynet_send returns. */
 enum skynet_err {
@@ -103,6 +105,33 @@ uint32_t skynet_queryname(struct skynet_context *ctx, const char *name);
  */
 int skynet_send(struct skynet_context *ctx, uint32_t source, uint32_t destination, int type,
                 int session, void *data, size_t sz);
+
+/*
+ * The trace a message carries from a traced coroutine to the service it
+ * calls or sends to, inside one node: the sender's trace tag (tag_len bytes,
+ * not NUL-terminated), its trace id (all zero: the receiver derives it from
+ * the tag) and its span id (0: none, the receiver's span is a root).
+ */
+#define SKYNET_TRACE_TAG_MAX 1024
+struct skynet_trace {
+	const char *tag;
+	size_t tag_len;
+	uint8_t trace[16];
+	uint64_t span;
+};
+
+/*
+ * Append t to the payload data (*sz bytes; donated: data is the caller's
+ * allocation and is taken over, else copied) and return the new buffer,
+ * *sz its size: send it with PTYPE_TAG_DONTCOPY | PTYPE_TAG_TRACED. The
+ * receiver's callback sees the payload alone (and skynet_message_trace).
+ * NULL, nothing taken, when the tag is longer than SKYNET_TRACE_TAG_MAX.
+ */
+void *skynet_trace_attach(void *data, size_t *sz, bool donated, const struct skynet_trace *t);
+
+/* Inside a callback: the trace its message carries, or NULL. Valid until
+ * the callback returns; its tag points into the message. */
+const struct skynet_trace *skynet_message_trace(void);
 
 /* skynet_send to ":hex", ".name" (unknown: SKYNET_EDEAD) or a global name. */
 int skynet_sendname(struct skynet_context *ctx, uint32_t source, const char *destination, int type,

@@ -16,11 +16,14 @@ struct skynet_message {
 	uint32_t source;
 	int session;
 	void *data; // owned by whoever holds the message
-	size_t sz;  // payload length in the low 56 bits, type in the top 8
+	size_t sz;  // payload length in the low 55 bits, MESSAGE_TRACED, type in the top 8
 };
 
 #define MESSAGE_TYPE_SHIFT ((sizeof(size_t) - 1) * 8)
-#define MESSAGE_TYPE_MASK  (SIZE_MAX >> 8)
+/* The length bits of sz (the name is skynet's: it masks the type off). */
+#define MESSAGE_TYPE_MASK (SIZE_MAX >> 9)
+/* The payload ends with a trace trailer (skynet_trace.c); the length counts it. */
+#define MESSAGE_TRACED ((size_t)1 << (MESSAGE_TYPE_SHIFT - 1))
 
 static inline size_t
 skynet_message_sz(int type, size_t len) {

@@ -89,6 +89,7 @@
 #include "skynet_socket_internal.h"
 #include "skynet_timer.h"
 #include "skynet_tombstone.h"
+#include "skynet_trace.h"
 #include "atomic.h"
 
 #include <assert.h>
@@ -526,6 +527,14 @@ skynet_isremote(struct skynet_context *ctx, uint32_t handle, int *harbor) {
 	return ret;
 }
 
+/* The trace trailer of the message the calling worker dispatches now (skynet_trace.c). */
+static __thread const struct skynet_trace *CURRENT_TRACE;
+
+const struct skynet_trace *
+skynet_message_trace(void) {
+	return CURRENT_TRACE;
+}
+
 /* Run msg on ctx. Returns the clock (us) when the callback returned, 0 when not profiled. */
 static uint64_t
 dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
@@ -536,6 +545,9 @@ dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
 	pthread_setspecific(G_NODE.handle_key, (void *)(uintptr_t)(ctx->box.handle));
 	int type = skynet_message_type(msg->sz);
 	size_t sz = msg->sz & MESSAGE_TYPE_MASK;
+	struct skynet_trace trace;
+	if ((msg->sz & MESSAGE_TRACED) && skynet_trace_parse(msg->data, sz, &trace, &sz))
+		CURRENT_TRACE = &trace; // the callback sees the payload alone
 	skynet_tombstone_enter(ctx->box.handle, ctx->label, msg->source, type, msg->session, sz);
 	FILE *f = (FILE *)ATOM_LOAD(&ctx->logfile);
 	if (f)
@@ -553,8 +565,9 @@ dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
 	} else {
 		reserve_msg = ctx->cb(ctx, ctx->cb_ud, type, msg->session, msg->source, msg->data, sz);
 	}
+	CURRENT_TRACE = NULL;
 	if (!reserve_msg)
-		free_payload(type, msg->data, sz);
+		free_payload(type, msg->data, msg->sz & MESSAGE_TYPE_MASK);
 	skynet_tombstone_leave();
 	ATOM_STORE(&ctx->calling, 0);
 	return end;
@@ -745,6 +758,7 @@ static void
 filter_args(struct skynet_context *context, int type, int *session, void **data, size_t *sz) {
 	int needcopy = !(type & PTYPE_TAG_DONTCOPY);
 	int allocsession = type & PTYPE_TAG_ALLOCSESSION;
+	bool traced = (type & PTYPE_TAG_TRACED) && !needcopy;
 	type &= 0xff;
 	if (allocsession) {
 		assert(*session == 0);
@@ -756,7 +770,7 @@ filter_args(struct skynet_context *context, int type, int *session, void **data,
 		msg[*sz] = '\0';
 		*data = msg;
 	}
-	*sz = skynet_message_sz(type, *sz);
+	*sz = skynet_message_sz(type, *sz) | (traced ? MESSAGE_TRACED : 0);
 }
 
 int

@@ -16,20 +16,24 @@ function core.newspan() end
 ---@return string
 function core.traceof(tag) end
 
----The spans of a trace still in the ring, oldest end first.
+---The spans of a trace still in the ring, in the order they ended.
 ---@param trace_id string
 ---@return skynet.tracing.span[]
 function core.find(trace_id) end
 
----The spans numbered from `from` on, one OTLP JSON line each.
----@param from integer
+---Where each of the ring's shards is now: `drain` from it reads the spans kept after.
+---@return table cursor
+function core.cursor() end
+
+---The spans kept since `cursor` (`{}`: all), one OTLP JSON line each; moves the cursor past them.
+---@param cursor table
 ---@param resource string a JSON object: the spans' resource
 ---@param max? integer at most this many
----@return string text, integer next, integer lost
-function core.drain(from, resource, max) end
+---@return string text, integer written, integer lost
+function core.drain(cursor, resource, max) end
 
----The next span number and the ring's size (0 before the first span).
----@return integer next, integer size
+---How many spans the ring ever kept, and its slots per shard (0 before the first span).
+---@return integer kept, integer size
 function core.head() end
 
 return core

@@ -4,9 +4,9 @@
  * Owns: UV_POOL (parked coroutines, weak: the collector may take them), the
  * tail of the fork queue (UV_FQ, UV_FQ_ARGS, k->fq_t; run.c runs it), the end
  * of a coroutine's request: its UV_REQ_SESSION and UV_REQ_SOURCE entries are
- * cleared when its job returns or dies, its UV_FIRED pair and UV_TRACE_TAG
- * entry when it stops for good (k->fired_n counts the pairs).
- * S.tag and S.set_tag read and set the running coroutine's UV_TRACE_TAG entry
+ * cleared when its job returns or dies, its UV_FIRED pair and trace record
+ * (trace.c) when it stops for good (k->fired_n counts the pairs).
+ * S.tag and S.set_tag read and set the running coroutine's trace tag
  * (skynet.tracetag); S.new_tag makes a tag (a new trace id). S.parked lists
  * the pool (tests, diagnostics).
  * Reads: k->host (the resume to use), k->tracing, k->self.
@@ -59,27 +59,13 @@ forget_fired(lua_State *L, int K, struct kernel *k, int idx) {
 	lua_pop(L, 1);
 }
 
-/* End the trace of the coroutine at idx, when it has a tag: its span ends too. */
-static void
-end_trace(lua_State *L, int K, struct kernel *k, int idx, bool failed) {
-	kernel_span_end(L, K, k, idx, failed);
-	if (kernel_get(L, K, UV_TRACE_TAG, idx) != LUA_TNIL && lua_toboolean(L, -1)) {
-		int tag = lua_absindex(L, -1);
-		lua_pushnil(L);
-		kernel_set_tag(L, K, k, idx);
-		if (!k->trace_quiet)
-			kernel_trace(L, tag, "end");
-	}
-	lua_pop(L, 1);
-}
-
 void
 kernel_co_finished(lua_State *L, int K, struct kernel *k, int idx, bool failed) {
 	idx = lua_absindex(L, idx);
 	if (k->fired_n > 0)
 		forget_fired(L, K, k, idx);
 	if (k->traced_n > 0)
-		end_trace(L, K, k, idx, failed);
+		kernel_trace_end(L, k, lua_tothread(L, idx), failed);
 }
 
 static int co_body(lua_State *co);
@@ -165,6 +151,9 @@ kernel_co_get(lua_State *L, int K) {
 		lua_pop(L, 1);
 	}
 	lua_State *co = lua_newthread(L);
+	struct kernel *k = lua_touserdata(L, K);
+	if (k->traced_n > 0)
+		kernel_trace_forget(k, co); // a traced coroutine collected unfinished had this address
 	lua_pushcfunction(co, co_body);
 	return co;
 }
@@ -284,23 +273,20 @@ kernel_co_error(lua_State *L, int K, struct kernel *k, int idx, int err) {
 /* S.tag() -> the trace tag of the running coroutine (nil: none). */
 int
 kernel_ltag(lua_State *L) {
-	enum { SLOT_KERNEL = 1, SLOT_RUNNING };
 	lua_settop(L, 0);
-	kernel_push(L);
-	kernel_push_running(L, SLOT_KERNEL);
-	kernel_get(L, SLOT_KERNEL, UV_TRACE_TAG, SLOT_RUNNING);
+	struct kernel *k = kernel_push(L);
+	kernel_push_tag(L, k, k->running);
 	return 1;
 }
 
 /* S.set_tag(tag): the running coroutine's calls carry tag; its end is traced. */
 int
 kernel_lset_tag(lua_State *L) {
-	enum { ARG_TAG = 1, SLOT_KERNEL, SLOT_RUNNING };
+	enum { ARG_TAG = 1 };
 	lua_settop(L, ARG_TAG);
 	struct kernel *k = kernel_push(L);
-	kernel_push_running(L, SLOT_KERNEL);
 	lua_pushvalue(L, ARG_TAG);
-	kernel_set_tag(L, SLOT_KERNEL, k, SLOT_RUNNING);
+	kernel_set_tag(L, k, k->running);
 	return 0;
 }
 

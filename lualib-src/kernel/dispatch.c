@@ -29,7 +29,8 @@
  *
  * Owns: UV_WAITING entries as replies take them, UV_WATCHING entries of
  * answered and failed calls, the tail of the error queue (UV_EQ, k->eq_t),
- * UV_ERRORS, UV_REPLIES, UV_TRACE_SOURCE (trace payloads announced, taken by
+ * UV_ERRORS, UV_REPLIES, k->trace_in (the trailer of the message dispatched
+ * now, skynet_message_trace), UV_TRACE_SOURCE (trace payloads announced, taken by
  * the next request from their source), UV_UNRESPONSE entries of a dead source,
  * k->unpacking; a fired timeout's UV_TIMERS entry, UV_TIMEOUT_TB entry and
  * UV_FIRED pair. The reasons table (registry, REASONS_KEY; kernel.h says what
@@ -333,9 +334,10 @@ trace_request(lua_State *L, struct kernel *k) {
 	int t = lua_getfield(L, SLOT_P, "trace");
 	if (t != LUA_TNIL) {
 		if (t == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
+			k->trace_in = NULL;
 			lua_pushnil(L);
 			kernel_set_trace_source(L, SLOT_KERNEL, k, ARG_SOURCE);
-		} else {
+		} else if (k->trace_in == NULL) {
 			if (kernel_get(L, SLOT_KERNEL, UV_TRACE_SOURCE, ARG_SOURCE) == LUA_TNIL) {
 				kernel_push_new_tag(L, k);
 				kernel_set_trace_source(L, SLOT_KERNEL, k, ARG_SOURCE);
@@ -346,21 +348,47 @@ trace_request(lua_State *L, struct kernel *k) {
 	lua_pop(L, 1);
 }
 
-/* The request's coroutine takes over the trace its source announced (the
- * payload at the top of UV_TRACE_SOURCE[source]) and begins a span, child of
- * the sender's; name: the request's first argument (0: none). */
+/* The "<TRACE> request" line of the coroutine co (config trace_lines not false). */
+static void
+request_line(lua_State *L, struct kernel *k, lua_State *co) {
+	if (k->trace_quiet)
+		return;
+	if (kernel_push_tag(L, k, co))
+		kernel_trace(L, -1, "request");
+	lua_pop(L, 1);
+}
+
+/* The request's coroutine (at co) takes over the trace its message carries
+ * (k->trace_in) or, without one, the payload its source announced (at the
+ * top of UV_TRACE_SOURCE[source]), and begins a span, child of the
+ * sender's; name: the request's first argument (0: none). */
 static void
 take_trace_tag(lua_State *L, int K, struct kernel *k, int co, int source, int name) {
+	lua_State *th = lua_tothread(L, co);
+	const struct skynet_trace *in = k->trace_in;
+	struct kernel_span_from from = {.name = name, .source = (uint32_t)lua_tointeger(L, source)};
+	if (in != NULL) {
+		k->trace_in = NULL;
+		if (k->trace_pending > 0) { // a payload announced before: the trailer is newer
+			lua_pushnil(L);
+			kernel_set_trace_source(L, K, k, source);
+		}
+		from.tag = in->tag;
+		from.tag_len = in->tag_len;
+		from.trace = in->trace;
+		from.parent = in->span;
+		kernel_span_begin(L, k, th, &from);
+		request_line(L, k, th);
+		return;
+	}
 	if (kernel_get(L, K, UV_TRACE_SOURCE, source) != LUA_TNIL) {
 		int payload = lua_gettop(L);
 		lua_pushnil(L);
 		kernel_set_trace_source(L, K, k, source);
-		struct kernel_span_from from = {.co = co, .tag = payload + 1, .name = name};
 		from.parent = kernel_trace_split(L, payload);
-		from.source = (uint32_t)lua_tointeger(L, source);
-		kernel_span_begin(L, K, k, &from);
-		if (!k->trace_quiet)
-			kernel_trace(L, payload + 1, "request");
+		from.tag = lua_tolstring(L, -1, &from.tag_len);
+		kernel_span_begin(L, k, th, &from);
+		request_line(L, k, th);
 		lua_pop(L, 1);
 	}
 	lua_pop(L, 1);
@@ -379,7 +407,7 @@ start_request(lua_State *L, int K, struct kernel *k, int base) {
 	kernel_set(L, K, UV_REQ_SESSION, co);
 	lua_pushvalue(L, base + JOB_SOURCE);
 	kernel_set(L, K, UV_REQ_SOURCE, co);
-	if (k->trace_pending > 0)
+	if (k->trace_pending > 0 || k->trace_in != NULL)
 		take_trace_tag(L, K, k, co, base + JOB_SOURCE, nargs > 3 ? base + JOB_SOURCE + 1 : 0);
 	kernel_set_running(L, K, k, co);
 	bool ok = kernel_resume(k, L, lua_tothread(L, co), nargs);
@@ -546,11 +574,13 @@ kernel_ldispatch_message(lua_State *L) {
 	struct kernel *k = kernel_push(L);
 	if (k->trace_read && take_trace_message(L, k)) // trace_read: it traced before
 		return 0;
+	k->trace_in = skynet_message_trace();
 	lua_pushcfunction(L, raw_dispatch);
 	for (int i = ARG_PROTOTYPE; i <= ARG_SOURCE; i++)
 		lua_pushvalue(L, i);
 	if (lua_pcall(L, ARG_SOURCE, 0, 0) != LUA_OK)
 		dispatch_failed(L, k);
+	k->trace_in = NULL; // points into the message: not past this dispatch
 	if (k->wq_h <= k->wq_t || k->eq_h <= k->eq_t)
 		kernel_run_queues(L, SLOT_KERNEL); // woken by a hook that ran outside any coroutine
 	kernel_run_forks(L, SLOT_KERNEL, k);

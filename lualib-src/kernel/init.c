@@ -26,9 +26,8 @@
  *   sleep_session token -> session (> 0: sleep with a timer, < 0: wait).
  *   unresponse    response closure -> address owed.
  *   fired         co <-> session of a fired timeout that is blocked.
- *   trace_tag, trace_source, trace_span, timeout_tb   tracing (co -> tag,
- *                 source -> announced trace payload, co -> its span (trace.c),
- *                 session -> creation traceback).
+ *   trace_source, timeout_tb   tracing (source -> announced trace payload,
+ *                 trace.c; session -> creation traceback).
  *   pool          the parked coroutines (weak), proto the protocols (by name
  *                 and id), wakeup/error/fork queues (FIFOs: wq + wq_token,
  *                 eq, fq + fq_args; heads and tails in struct kernel), woken
@@ -110,6 +109,7 @@ last_will(lua_State *L) {
 	enum { SLOT_KERNEL = 1 };
 	lua_settop(L, SLOT_KERNEL);
 	struct kernel *k = lua_touserdata(L, SLOT_KERNEL);
+	kernel_trace_free(k);
 	if (k->exited)
 		return 0;
 	kernel_fail_requests(L, SLOT_KERNEL, k);

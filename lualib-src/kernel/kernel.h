@@ -54,9 +54,7 @@ enum kernel_uv {
 	UV_SLEEP_SESSION,
 	UV_UNRESPONSE,
 	UV_FIRED,
-	UV_TRACE_TAG,
 	UV_TRACE_SOURCE,
-	UV_TRACE_SPAN,
 	UV_TIMEOUT_TB,
 	UV_POOL,
 	UV_PROTO,
@@ -87,9 +85,11 @@ struct kernel {
 	lua_State *running;               // the coroutine resumed last (anchored in UV_RUNNING)
 	uint32_t self;                    // 0 until skynet.self asked
 	int last_session;
-	int timer_n, timer_peak; // pending timeouts, most since the last rebuild
-	int traced_n;            // coroutines with a UV_TRACE_TAG entry (trace.c keeps the count)
-	int trace_pending;       // UV_TRACE_SOURCE entries: payloads announced, not yet taken
+	int timer_n, timer_peak;    // pending timeouts, most since the last rebuild
+	int traced_n;               // coroutines with a trace record (trace.c keeps the count)
+	int trace_pending;          // UV_TRACE_SOURCE entries: payloads announced, not yet taken
+	struct kernel_trace *trace; // owned: the traced coroutines (trace.c), or NULL
+	const struct skynet_trace *trace_in;    // the trailer of the message dispatched now, or NULL
 	int wq_h, wq_t, eq_h, eq_t, fq_h, fq_t; // heads and tails of the wakeup, error, fork queues
 	/* Per session table (UV_WAITING + i): entries set since it was last made
 	 * roomy, and how many it may take before (kernel_sessions_tidy). */
@@ -208,6 +208,10 @@ int kernel_send_msg(lua_State *L, struct kernel *k, int dest, int type, int sess
 /* The same from source (0: self; skynet.redirect). */
 int kernel_send_from(lua_State *L, struct kernel *k, int dest, uint32_t source, int type,
                      int session, int msg);
+/* kernel_send_from for a call, send, rawsend or redirect: from a traced
+ * coroutine the message carries its trace (trace.c). */
+int kernel_send_traced(lua_State *L, struct kernel *k, int dest, uint32_t source, int type,
+                       int session, int msg);
 /* An empty error message to source for session (never raises). */
 void kernel_send_error(struct kernel *k, lua_Integer source, lua_Integer session);
 /* An error message to source for session carrying the text reason (its first
@@ -358,28 +362,38 @@ int kernel_lexit_state(lua_State *L); // S.exit_state
 
 /* ---- trace.c ---- */
 
-/* Where a span begins: stack indexes of the coroutine, its tag and the
- * request's first argument (0: none) naming it; the parent span (0: root)
- * and the request's source (0: none). */
+/* Where a span begins: its tag (tag_len bytes), its trace id (NULL or all
+ * zero: the tag's), the parent span (0: root), the request's source (0:
+ * none) and the stack index of the request's first argument naming it (0:
+ * none). */
 struct kernel_span_from {
-	int co, tag, name;
+	const char *tag;
+	size_t tag_len;
+	const uint8_t *trace;
 	uint64_t parent;
 	uint32_t source;
+	int name;
 };
 
 /* The service traces: reads config trace_lines the first time. */
 void kernel_trace_on(struct kernel *k);
-/* The coroutine at from->co begins a span of the tag (its UV_TRACE_TAG),
- * ending the span it had. */
-void kernel_span_begin(lua_State *L, int K, struct kernel *k, const struct kernel_span_from *from);
-/* The span of the coroutine at co ends (kept in the ring); none: nothing. */
-void kernel_span_end(lua_State *L, int K, struct kernel *k, int co, bool failed);
-/* Push the trace payload of the coroutine at co ("tag span") and return
- * true; false, nothing pushed, when it is not traced. */
-bool kernel_push_trace_payload(lua_State *L, int K, int co);
-/* UV_TRACE_TAG[co] = the value on top (popped), counting k->traced_n: the
- * send paths look up a coroutine's tag only while some coroutine has one. */
-void kernel_set_tag(lua_State *L, int K, struct kernel *k, int co);
+/* The coroutine co begins a span of from's tag, ending the span it had. */
+void kernel_span_begin(lua_State *L, struct kernel *k, lua_State *co,
+                       const struct kernel_span_from *from);
+/* The span of co ends (kept in the ring); none: nothing. Its tag stays. */
+void kernel_span_end(struct kernel *k, lua_State *co, bool failed);
+/* co ends: its span ends, its tag goes (a "<TRACE> end" line unless quiet). */
+void kernel_trace_end(lua_State *L, struct kernel *k, lua_State *co, bool failed);
+/* The trace the running coroutine's messages carry: false when it has no tag. */
+bool kernel_trace_out(const struct kernel *k, struct skynet_trace *out);
+/* Push the tag of co (a string, false, or nil); true when a string. */
+bool kernel_push_tag(lua_State *L, struct kernel *k, lua_State *co);
+/* co's tag = the value on top (popped): a string, false (tracing off) or nil. */
+void kernel_set_tag(lua_State *L, struct kernel *k, lua_State *co);
+/* A new coroutine has co's address: drop what a collected one left there. */
+void kernel_trace_forget(struct kernel *k, lua_State *co);
+/* Free the kernel's trace records (its __gc). */
+void kernel_trace_free(struct kernel *k);
 /* UV_TRACE_SOURCE[source] = the value on top (popped), counting k->trace_pending. */
 void kernel_set_trace_source(lua_State *L, int K, struct kernel *k, int source);
 /* Split the trace payload at payload: push its tag, return the parent span (0: none). */

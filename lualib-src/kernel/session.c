@@ -8,8 +8,8 @@
  * running coroutine (set here, cleared by dispatch.c when the reply or the
  * error comes), and the request's UV_REQ_SESSION entry, cleared by ret.
  * Reads: UV_PROTO (pack, unpack, id), UV_RUNNING, UV_REQ_SOURCE, UV_TIMERS
- * (a session in use), UV_TRACE_TAG (through trace.c: a traced coroutine's
- * call, send, rawsend and redirect send its trace payload first).
+ * (a session in use), the running coroutine's trace (trace.c: a traced
+ * coroutine's call, send, rawsend and redirect carry it in a trailer).
  *
  * A call yields "SUSPEND" with lua_yieldk; the dispatcher resumes it with
  * (true, msg, sz, session) on the reply or (false) when the call failed, and
@@ -30,9 +30,10 @@ kernel_send_msg(lua_State *L, struct kernel *k, int dest, int type, int session,
 	return kernel_send_from(L, k, dest, 0, type, session, msg);
 }
 
-int
-kernel_send_from(lua_State *L, struct kernel *k, int dest, uint32_t source, int type, int session,
-                 int msg) {
+/* The address at dest must be an integer or a string (the payload is
+ * freed before the error). */
+static void
+check_dest(lua_State *L, int dest, int msg) {
 	int t = lua_type(L, dest);
 	int is_int = 0;
 	if (t == LUA_TNUMBER)
@@ -44,12 +45,39 @@ kernel_send_from(lua_State *L, struct kernel *k, int dest, uint32_t source, int 
 			luaL_error(L, "bad argument #1 to 'send' (handle must be an integer)");
 		luaL_error(L, "dest address type (%s) must be a string or number.", lua_typename(L, t));
 	}
+}
+
+int
+kernel_send_from(lua_State *L, struct kernel *k, int dest, uint32_t source, int type, int session,
+                 int msg) {
+	check_dest(L, dest, msg);
 	if (session < 0) {
 		type |= PTYPE_TAG_ALLOCSESSION;
 		session = 0;
 	}
 	struct skynet_payload p;
 	skynet_payload_get(L, msg, &p);
+	return skynet_payload_send(L, k->ctx, dest, source, type, session, &p);
+}
+
+int
+kernel_send_traced(lua_State *L, struct kernel *k, int dest, uint32_t source, int type, int session,
+                   int msg) {
+	struct skynet_trace t;
+	if (k->traced_n == 0 || !kernel_trace_out(k, &t))
+		return kernel_send_from(L, k, dest, source, type, session, msg);
+	check_dest(L, dest, msg);
+	if (session < 0) {
+		type |= PTYPE_TAG_ALLOCSESSION;
+		session = 0;
+	}
+	struct skynet_payload p;
+	skynet_payload_get(L, msg, &p);
+	void *data = skynet_trace_attach(p.data, &p.sz, p.tag & PTYPE_TAG_DONTCOPY, &t);
+	if (data != NULL) { // the tag fits (trace.c keeps tags within the limit)
+		p.data = data;
+		p.tag = PTYPE_TAG_DONTCOPY | PTYPE_TAG_TRACED;
+	}
 	return skynet_payload_send(L, k->ctx, dest, source, type, session, &p);
 }
 
@@ -119,8 +147,6 @@ kernel_new_session(lua_State *L, int K, struct kernel *k) {
 
 /* ---- send ---- */
 
-static void trace_send(lua_State *L, int K, struct kernel *k, int a, uint32_t source);
-
 /* Stack: addr, typename, args... (n values), K. Packs the args with the
  * protocol's pack (msg, sz pushed) and returns the protocol's id. */
 static int
@@ -149,9 +175,7 @@ kernel_lsend(lua_State *L) {
 	int msg = K + 2; // after the protocol
 	int id = pack_message(L, K, n);
 	struct kernel *k = lua_touserdata(L, K);
-	if (k->traced_n > 0)
-		trace_send(L, K, k, 1, 0);
-	return skynet_push_send_result(L, kernel_send_msg(L, k, 1, id, 0, msg));
+	return skynet_push_send_result(L, kernel_send_traced(L, k, 1, 0, id, 0, msg));
 }
 
 /* The id of the protocol named at idx; raises "unknown protocol" at the caller. */
@@ -176,9 +200,7 @@ kernel_lrawsend(lua_State *L) {
 	}
 	struct kernel *k = kernel_push(L);
 	int id = proto_id(L, SLOT_KERNEL, ARG_NAME);
-	if (k->traced_n > 0)
-		trace_send(L, SLOT_KERNEL, k, ARG_ADDR, 0);
-	return skynet_push_send_result(L, kernel_send_msg(L, k, ARG_ADDR, id, 0, ARG_MSG));
+	return skynet_push_send_result(L, kernel_send_traced(L, k, ARG_ADDR, 0, id, 0, ARG_MSG));
 }
 
 /* skynet.redirect(dest, source, typename, session, msg, sz) */
@@ -190,46 +212,27 @@ kernel_lredirect(lua_State *L) {
 	int id = proto_id(L, SLOT_KERNEL, ARG_NAME);
 	uint32_t source = (uint32_t)luaL_checkinteger(L, ARG_SOURCE);
 	int session = (int)luaL_checkinteger(L, ARG_SESSION);
-	if (k->traced_n > 0)
-		trace_send(L, SLOT_KERNEL, k, ARG_DEST, source);
-	return skynet_push_send_result(L,
-	                               kernel_send_from(L, k, ARG_DEST, source, id, session, ARG_MSG));
+	return skynet_push_send_result(
+	    L, kernel_send_traced(L, k, ARG_DEST, source, id, session, ARG_MSG));
 }
 
 /* ---- call ---- */
 
-/* The tracing part of a call: "call <addr>" on the running coroutine's tag. */
+/* The "<TRACE> call <addr>" line of a traced call to the address at a
+ * (config trace_lines not false). */
 static void
-trace_call(lua_State *L, int K, struct kernel *k, int a) {
-	kernel_push_running(L, K);
-	if (kernel_push_trace_payload(L, K, -1)) {
-		int payload = lua_gettop(L);
-		if (!k->trace_quiet) {
-			kernel_get(L, K, UV_TRACE_TAG, payload - 1);
-			lua_pushliteral(L, "call ");
-			kernel_push_address(L, a);
-			lua_concat(L, 2);
-			kernel_trace(L, payload + 1, lua_tostring(L, -1));
-			lua_pop(L, 2);
-		}
-		kernel_send_msg(L, k, a, PTYPE_TRACE, 0, payload);
+trace_call_line(lua_State *L, struct kernel *k, int a) {
+	if (k->trace_quiet)
+		return;
+	if (!kernel_push_tag(L, k, k->running)) {
 		lua_pop(L, 1);
+		return;
 	}
-	lua_pop(L, 1);
-}
-
-/* The tracing part of a send or redirect from source (0: self) to the
- * address at a: the running coroutine's trace payload goes first. */
-static void
-trace_send(lua_State *L, int K, struct kernel *k, int a, uint32_t source) {
-	kernel_push_running(L, K);
-	if (kernel_push_trace_payload(L, K, -1)) {
-		struct skynet_payload p;
-		skynet_payload_get(L, lua_gettop(L), &p);
-		skynet_payload_send(L, k->ctx, a, source, PTYPE_TRACE, 0, &p);
-		lua_pop(L, 1);
-	}
-	lua_pop(L, 1);
+	lua_pushliteral(L, "call ");
+	kernel_push_address(L, a);
+	lua_concat(L, 2);
+	kernel_trace(L, -2, lua_tostring(L, -1));
+	lua_pop(L, 2);
 }
 
 /* Raise the error of a failed send of a call to the address at a. */
@@ -258,10 +261,10 @@ new_call(lua_State *L, int K, struct kernel *k, int a, int id, int msg, int leve
 		kernel_error_at(L, level, "Invalid service address 0");
 	}
 	if (k->traced_n > 0)
-		trace_call(L, K, k, a);
+		trace_call_line(L, k, a);
 	if (k->wrapped)
 		kernel_session_guard(L, K, k);
-	int session = kernel_send_msg(L, k, a, id, -1, msg);
+	int session = kernel_send_traced(L, k, a, 0, id, -1, msg);
 	if (session < 0)
 		return call_send_failed(L, a, session);
 	kernel_track(k, session);

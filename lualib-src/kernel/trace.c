@@ -2,34 +2,42 @@
  * skynet.kernel, spans: what a traced coroutine records and what its
  * messages carry.
  *
- * A traced coroutine has a tag (UV_TRACE_TAG[co], skynet's trace tag: for
- * traces begun here, the 32 hex digits of the trace id) and a span
- * (UV_TRACE_SPAN[co], a full userdata holding a struct skynet_span: its id,
- * its parent's, where and when it began). The span ends, and is kept in the
- * node's ring (lua-span.c), when the coroutine stops for good, or when it
- * begins another (a server loop serving request after request).
+ * The records. A traced coroutine has a record (struct trace_rec) in the
+ * kernel's table of traced coroutines (k->trace, made at the first trace),
+ * found by the coroutine's lua_State address: its tag (skynet's trace tag:
+ * for traces begun here, the 32 hex digits of the trace id; or false, the
+ * coroutine's tracing forced off) and its open span (ids, parent, where and
+ * when it began). The table is open addressing with linear probing over
+ * pointers to records, at most half full, deleted by backward shift;
+ * records are reused from a free list and freed with the kernel. No Lua
+ * value is made per span: a tag becomes a Lua string only when Lua asks
+ * (skynet.tracetag, a log line). k->traced_n is the table's count, so a
+ * service with no traced coroutine pays one branch per message.
  *
- * The trace payload. Before each call, send and redirect of a traced
- * coroutine, a PTYPE_TRACE message goes to the destination, from the same
- * source, as skynet does before calls: its text is the tag, followed by a
- * space and the 16 hex digits of the sender's span id. The receiver
- * (dispatch.c) attaches it to the next request from that source, and the
- * coroutine serving that request begins a span whose parent is the
- * sender's span. A payload without the suffix (skynet.tracecall, or a
- * skynet peer through the cluster) gives a span without a parent.
+ * A record goes when its coroutine ends (kernel_trace_end, from
+ * coroutine.c: its span is kept in the node's ring, lua-span.c) or when Lua
+ * clears the tag. A coroutine collected while traced (never finished,
+ * dropped) leaves a record behind; kernel_trace_forget drops it when a new
+ * coroutine gets that address (coroutine.c), so nothing is inherited.
  *
- * Cost. k->traced_n counts the coroutines with a tag and k->trace_pending
- * the payloads announced and not yet taken (every write of UV_TRACE_TAG and
- * UV_TRACE_SOURCE goes through kernel_set_tag and kernel_set_trace_source);
- * the send paths, the start of a request and the end of a coroutine look
- * at the tables only while these are not 0, so a service with no traced
- * coroutine pays one branch per message.
+ * The trace between services. A send, call or redirect of a traced
+ * coroutine carries its tag, trace id and span id in a trailer of the
+ * message (skynet_trace_attach, skynet.h; session.c sends). The receiver's
+ * dispatch finds it through skynet_message_trace (k->trace_in while the
+ * callback runs) and the coroutine serving the request begins a child span
+ * (dispatch.c). skynet's PTYPE_TRACE message, sent before the request by
+ * skynet.tracecall and by the cluster agent, still works: its payload (the
+ * tag, then a space and the sender's span id in 16 hex digits when it has
+ * one) is kept for the next request from its source (UV_TRACE_SOURCE,
+ * k->trace_pending).
  *
- * Owns: UV_TRACE_SPAN, k->traced_n, k->trace_pending, k->trace_quiet and
+ * Units: span times are wall-clock nanoseconds (lua-span.c). A tag is at
+ * most SKYNET_TRACE_TAG_MAX bytes: a longer one is cut there.
+ *
+ * Owns: k->trace, k->traced_n, k->trace_pending, k->trace_quiet and
  * k->trace_read (config trace_lines, read once, when the service first
- * traces). Sets UV_TRACE_TAG entries with the spans it begins. Reads:
- * UV_RUNNING, SERVICE_NAME. skynet.error (kernel_lerror) is here too: it
- * reads the running coroutine's tag.
+ * traces). Reads: k->running, SERVICE_NAME. skynet.error (kernel_lerror)
+ * is here too: it reads the running coroutine's tag.
  */
 
 #include "kernel.h"
@@ -40,6 +48,28 @@
 #include <string.h>
 
 #define PAYLOAD_SUFFIX (1 + SPAN_ID_HEX) // " " and a span id
+#define TAG_INLINE     40                // tag bytes kept in the record itself
+#define TABLE_MIN      16
+
+struct trace_rec {
+	lua_State *co;          // the key; the record is free when not in the table
+	struct trace_rec *next; // the free list
+	char *tag;              // tag_inline, or owned when longer
+	size_t tag_len;
+	bool off;     // the tag is false: tracing forced off for this coroutine
+	bool spanned; // span is open
+	char tag_inline[TAG_INLINE];
+	struct skynet_span span;
+};
+
+struct kernel_trace {
+	struct trace_rec **slot; // cap slots, NULL: empty
+	size_t cap;              // a power of two; count <= cap / 2 (k->traced_n is the count)
+	struct trace_rec *free;
+	char name[SPAN_NAME_MAX]; // the service's name (SERVICE_NAME), read at the first span
+	size_t name_len;
+	bool named;
+};
 
 void
 kernel_trace_on(struct kernel *k) {
@@ -50,95 +80,305 @@ kernel_trace_on(struct kernel *k) {
 	}
 }
 
-/* t[key at key] = the value on top (popped) in state table v; returns how
- * the number of entries changed (-1, 0, 1). */
-static int
-set_counted(lua_State *L, int K, int v, int key) {
-	key = lua_absindex(L, key);
-	bool now = !lua_isnil(L, -1);
-	bool was = kernel_get(L, K, v, key) != LUA_TNIL;
-	lua_pop(L, 1);
-	kernel_set(L, K, v, key);
-	return (int)now - (int)was;
+/* ---- the table ---- */
+
+static size_t
+home(const struct kernel_trace *t, const lua_State *co) {
+	uint64_t h = (uint64_t)(uintptr_t)co * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 32) & (t->cap - 1);
+}
+
+/* The record of co, or NULL. */
+static struct trace_rec *
+rec_of(const struct kernel *k, const lua_State *co) {
+	const struct kernel_trace *t = k->trace;
+	if (k->traced_n == 0 || co == NULL)
+		return NULL;
+	for (size_t i = home(t, co);; i = (i + 1) & (t->cap - 1)) {
+		struct trace_rec *r = t->slot[i];
+		if (r == NULL || r->co == co)
+			return r;
+	}
+}
+
+static void
+table_place(struct kernel_trace *t, struct trace_rec *r) {
+	size_t i = home(t, r->co);
+	while (t->slot[i] != NULL)
+		i = (i + 1) & (t->cap - 1);
+	t->slot[i] = r;
+}
+
+static void
+table_grow(struct kernel *k) {
+	struct kernel_trace *t = k->trace;
+	struct trace_rec **old = t->slot;
+	size_t old_cap = t->cap;
+	t->cap = old_cap * 2;
+	t->slot = skynet_malloc(t->cap * sizeof(*t->slot));
+	memset(t->slot, 0, t->cap * sizeof(*t->slot));
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i] != NULL)
+			table_place(t, old[i]);
+	skynet_free(old);
+}
+
+/* The record of co, made (untraced: no tag, no span) when it has none. */
+static struct trace_rec *
+rec_put(struct kernel *k, lua_State *co) {
+	struct trace_rec *r = rec_of(k, co);
+	if (r != NULL)
+		return r;
+	struct kernel_trace *t = k->trace;
+	if (t == NULL) {
+		t = k->trace = skynet_malloc(sizeof(*t));
+		memset(t, 0, sizeof(*t));
+		t->cap = TABLE_MIN;
+		t->slot = skynet_malloc(t->cap * sizeof(*t->slot));
+		memset(t->slot, 0, t->cap * sizeof(*t->slot));
+	}
+	if ((size_t)(k->traced_n + 1) * 2 > t->cap)
+		table_grow(k);
+	r = t->free;
+	if (r != NULL)
+		t->free = r->next;
+	else
+		r = skynet_malloc(sizeof(*r));
+	memset(r, 0, offsetof(struct trace_rec, tag_inline));
+	r->co = co;
+	r->tag = r->tag_inline;
+	table_place(t, r);
+	k->traced_n++;
+	return r;
+}
+
+/* Take co's record out of the table (backward shift) and free it. */
+static void
+rec_drop(struct kernel *k, const lua_State *co) {
+	struct kernel_trace *t = k->trace;
+	if (k->traced_n == 0 || co == NULL)
+		return;
+	size_t mask = t->cap - 1, i = home(t, co);
+	while (t->slot[i] != NULL && t->slot[i]->co != co)
+		i = (i + 1) & mask;
+	struct trace_rec *r = t->slot[i];
+	if (r == NULL)
+		return;
+	for (size_t j = (i + 1) & mask; t->slot[j] != NULL; j = (j + 1) & mask) {
+		size_t h = home(t, t->slot[j]->co);
+		if (((j - h) & mask) >= ((j - i) & mask)) { // its home is not in (i, j]: move it to i
+			t->slot[i] = t->slot[j];
+			i = j;
+		}
+	}
+	t->slot[i] = NULL;
+	if (r->tag != r->tag_inline)
+		skynet_free(r->tag);
+	r->next = t->free;
+	t->free = r;
+	k->traced_n--;
 }
 
 void
-kernel_set_tag(lua_State *L, int K, struct kernel *k, int co) {
-	k->traced_n += set_counted(L, K, UV_TRACE_TAG, co);
+kernel_trace_forget(struct kernel *k, lua_State *co) {
+	rec_drop(k, co);
+}
+
+void
+kernel_trace_free(struct kernel *k) {
+	struct kernel_trace *t = k->trace;
+	if (t == NULL)
+		return;
+	for (size_t i = 0; i < t->cap; i++) {
+		struct trace_rec *r = t->slot[i];
+		if (r != NULL) {
+			if (r->tag != r->tag_inline)
+				skynet_free(r->tag);
+			skynet_free(r);
+		}
+	}
+	while (t->free != NULL) {
+		struct trace_rec *r = t->free;
+		t->free = r->next;
+		skynet_free(r);
+	}
+	skynet_free(t->slot);
+	skynet_free(t);
+	k->trace = NULL;
+	k->traced_n = 0;
+}
+
+/* The record's tag becomes text (cut at SKYNET_TRACE_TAG_MAX bytes). */
+static void
+rec_tag(struct trace_rec *r, const char *text, size_t len) {
+	if (len > SKYNET_TRACE_TAG_MAX)
+		len = SKYNET_TRACE_TAG_MAX;
+	if (r->tag != r->tag_inline && (len <= TAG_INLINE || len > r->tag_len)) {
+		skynet_free(r->tag);
+		r->tag = r->tag_inline;
+	}
+	if (len > TAG_INLINE && r->tag == r->tag_inline)
+		r->tag = skynet_malloc(len);
+	if (text != r->tag)
+		memmove(r->tag, text, len);
+	r->tag_len = len;
+	r->off = false;
+}
+
+/* ---- tags ---- */
+
+bool
+kernel_push_tag(lua_State *L, struct kernel *k, lua_State *co) {
+	struct trace_rec *r = rec_of(k, co);
+	if (r == NULL) {
+		lua_pushnil(L);
+		return false;
+	}
+	if (r->off) {
+		lua_pushboolean(L, 0);
+		return false;
+	}
+	lua_pushlstring(L, r->tag, r->tag_len);
+	return true;
+}
+
+/* The span of r ends: it is kept in the node's ring. */
+static void
+span_close(struct kernel *k, struct trace_rec *r, bool failed) {
+	if (!r->spanned)
+		return;
+	r->span.end_ns = skynet_span_wall_ns();
+	r->span.status = failed ? SPAN_ERROR : SPAN_OK;
+	skynet_span_keep(k->ctx, &r->span);
+	r->spanned = false;
+}
+
+void
+kernel_set_tag(lua_State *L, struct kernel *k, lua_State *co) {
+	int t = lua_type(L, -1);
+	if (co == NULL) {
+		// no coroutine runs: nothing to tag
+	} else if (t == LUA_TNIL) {
+		struct trace_rec *r = rec_of(k, co);
+		if (r != NULL) {
+			span_close(k, r, false);
+			rec_drop(k, co);
+		}
+	} else if (t == LUA_TSTRING) {
+		size_t len;
+		const char *text = lua_tolstring(L, -1, &len);
+		rec_tag(rec_put(k, co), text, len);
+	} else {
+		struct trace_rec *r = rec_put(k, co);
+		span_close(k, r, false);
+		r->off = true;
+		r->tag_len = 0;
+	}
+	lua_pop(L, 1);
 }
 
 void
 kernel_set_trace_source(lua_State *L, int K, struct kernel *k, int source) {
-	k->trace_pending += set_counted(L, K, UV_TRACE_SOURCE, source);
+	source = lua_absindex(L, source);
+	bool now = !lua_isnil(L, -1);
+	bool was = kernel_get(L, K, UV_TRACE_SOURCE, source) != LUA_TNIL;
+	lua_pop(L, 1);
+	kernel_set(L, K, UV_TRACE_SOURCE, source);
+	k->trace_pending += (int)now - (int)was;
 }
 
-/* The span of the coroutine at co, or NULL. */
-static struct skynet_span *
-span_of(lua_State *L, int K, int co) {
-	struct skynet_span *s = NULL;
-	if (kernel_get(L, K, UV_TRACE_SPAN, co) == LUA_TUSERDATA)
-		s = lua_touserdata(L, -1);
-	lua_pop(L, 1);
-	return s;
-}
+/* ---- spans ---- */
 
 /* The span's name: the service's name, then the text at name (when a string). */
 static void
-name_span(lua_State *L, struct skynet_span *s, int name) {
-	luaL_Buffer b;
-	luaL_buffinit(L, &b);
-	if (lua_getglobal(L, "SERVICE_NAME") == LUA_TSTRING)
-		luaL_addvalue(&b);
-	else
+name_span(lua_State *L, struct kernel_trace *t, struct skynet_span *s, int name) {
+	if (!t->named) {
+		t->named = true;
+		if (lua_getglobal(L, "SERVICE_NAME") == LUA_TSTRING) {
+			size_t len;
+			const char *text = lua_tolstring(L, -1, &len);
+			t->name_len = len < sizeof(t->name) - 1 ? len : sizeof(t->name) - 1;
+			memcpy(t->name, text, t->name_len);
+		}
 		lua_pop(L, 1);
-	if (name != 0 && lua_type(L, name) == LUA_TSTRING) {
-		luaL_addchar(&b, ' ');
-		lua_pushvalue(L, name);
-		luaL_addvalue(&b);
 	}
-	luaL_pushresult(&b);
-	size_t len;
-	const char *text = lua_tolstring(L, -1, &len);
-	if (len >= sizeof(s->name))
-		len = sizeof(s->name) - 1;
-	memcpy(s->name, text, len);
-	s->name[len] = '\0';
-	lua_pop(L, 1);
+	size_t at = t->name_len;
+	memcpy(s->name, t->name, at);
+	if (name != 0 && lua_type(L, name) == LUA_TSTRING && at + 1 < sizeof(s->name) - 1) {
+		size_t len;
+		const char *text = lua_tolstring(L, name, &len);
+		if (at > 0)
+			s->name[at++] = ' ';
+		if (len > sizeof(s->name) - 1 - at)
+			len = sizeof(s->name) - 1 - at;
+		memcpy(s->name + at, text, len);
+		at += len;
+	}
+	s->name[at] = '\0';
 }
 
 void
-kernel_span_end(lua_State *L, int K, struct kernel *k, int co, bool failed) {
-	co = lua_absindex(L, co);
-	struct skynet_span *s = span_of(L, K, co);
-	if (s == NULL)
-		return;
-	s->end_ns = skynet_span_wall_ns();
-	s->status = failed ? SPAN_ERROR : SPAN_OK;
-	skynet_span_keep(k->ctx, s);
-	lua_pushnil(L);
-	kernel_set(L, K, UV_TRACE_SPAN, co);
+kernel_span_end(struct kernel *k, lua_State *co, bool failed) {
+	struct trace_rec *r = rec_of(k, co);
+	if (r != NULL)
+		span_close(k, r, failed);
 }
 
 void
-kernel_span_begin(lua_State *L, int K, struct kernel *k, const struct kernel_span_from *from) {
-	int co = lua_absindex(L, from->co);
-	int tag = lua_absindex(L, from->tag);
+kernel_span_begin(lua_State *L, struct kernel *k, lua_State *co,
+                  const struct kernel_span_from *from) {
 	kernel_trace_on(k);
-	kernel_span_end(L, K, k, co, false);
-	struct skynet_span *s = lua_newuserdatauv(L, sizeof(*s), 0);
-	memset(s, 0, sizeof(*s));
-	size_t len;
-	const char *text = lua_tolstring(L, tag, &len);
-	skynet_span_trace_of(text, len, s->trace);
+	struct trace_rec *r = rec_put(k, co);
+	span_close(k, r, false);
+	rec_tag(r, from->tag, from->tag_len);
+	struct skynet_span *s = &r->span;
+	static const uint8_t NO_TRACE[16];
+	if (from->trace != NULL && memcmp(from->trace, NO_TRACE, 16) != 0)
+		memcpy(s->trace, from->trace, 16);
+	else
+		skynet_span_trace_of(r->tag, r->tag_len, s->trace);
 	s->span = skynet_span_new_id();
 	s->parent = from->parent;
 	s->source = from->source;
 	s->address = kernel_self(k);
 	s->start_ns = skynet_span_wall_ns();
-	name_span(L, s, from->name != 0 ? lua_absindex(L, from->name) : 0);
-	kernel_set(L, K, UV_TRACE_SPAN, co);
-	lua_pushvalue(L, tag);
-	kernel_set_tag(L, K, k, co);
+	s->end_ns = 0;
+	s->status = 0;
+	name_span(L, k->trace, s, from->name != 0 ? lua_absindex(L, from->name) : 0);
+	r->spanned = true;
+}
+
+void
+kernel_trace_end(lua_State *L, struct kernel *k, lua_State *co, bool failed) {
+	struct trace_rec *r = rec_of(k, co);
+	if (r == NULL)
+		return;
+	span_close(k, r, failed);
+	if (!r->off && !k->trace_quiet) {
+		lua_pushlstring(L, r->tag, r->tag_len);
+		rec_drop(k, co);
+		kernel_trace(L, -1, "end");
+		lua_pop(L, 1);
+		return;
+	}
+	rec_drop(k, co);
+}
+
+bool
+kernel_trace_out(const struct kernel *k, struct skynet_trace *out) {
+	const struct trace_rec *r = rec_of(k, k->running);
+	if (r == NULL || r->off)
+		return false;
+	out->tag = r->tag;
+	out->tag_len = r->tag_len;
+	if (r->spanned) {
+		memcpy(out->trace, r->span.trace, 16);
+		out->span = r->span.span;
+	} else {
+		memset(out->trace, 0, 16);
+		out->span = 0;
+	}
+	return true;
 }
 
 uint64_t
@@ -155,35 +395,25 @@ kernel_trace_split(lua_State *L, int payload) {
 	return 0;
 }
 
-bool
-kernel_push_trace_payload(lua_State *L, int K, int co) {
-	co = lua_absindex(L, co);
-	if (kernel_get(L, K, UV_TRACE_TAG, co) == LUA_TNIL || !lua_toboolean(L, -1)) {
-		lua_pop(L, 1);
-		return false;
-	}
-	struct skynet_span *s = span_of(L, K, co);
-	if (s != NULL) {
-		char hex[PAYLOAD_SUFFIX];
-		hex[0] = ' ';
-		skynet_span_id_hex(s->span, hex + 1);
-		lua_pushlstring(L, hex, sizeof(hex));
-		lua_concat(L, 2);
-	}
-	return true;
-}
-
-/* Push the 16 hex digits of the span of the coroutine at co, or nil. */
+/* Push the 16 hex digits of the open span of co, or nil. */
 static void
-push_span_hex(lua_State *L, int K, int co) {
-	struct skynet_span *s = span_of(L, K, co);
-	if (s == NULL) {
+push_span_hex(lua_State *L, const struct kernel *k, const lua_State *co) {
+	const struct trace_rec *r = rec_of(k, co);
+	if (r == NULL || !r->spanned) {
 		lua_pushnil(L);
 		return;
 	}
 	char hex[SPAN_ID_HEX];
-	skynet_span_id_hex(s->span, hex);
+	skynet_span_id_hex(r->span.span, hex);
 	lua_pushlstring(L, hex, sizeof(hex));
+}
+
+/* The running coroutine, or a raised error (what: the API's name). */
+static lua_State *
+running(lua_State *L, const struct kernel *k, const char *what) {
+	if (k->running == NULL)
+		luaL_error(L, "%s: no running coroutine", what);
+	return k->running;
 }
 
 /*
@@ -194,52 +424,50 @@ push_span_hex(lua_State *L, int K, int co) {
  */
 int
 kernel_ltrace_begin(lua_State *L) {
-	enum { ARG_TAG = 1, ARG_PARENT, ARG_NAME, SLOT_KERNEL, SLOT_RUNNING };
+	enum { ARG_TAG = 1, ARG_PARENT, ARG_NAME };
 	lua_settop(L, ARG_NAME);
 	size_t len;
 	if (lua_type(L, ARG_TAG) != LUA_TSTRING || (lua_tolstring(L, ARG_TAG, &len), len == 0))
 		return luaL_error(L, "skynet.trace: bad tag (%s)", luaL_typename(L, ARG_TAG));
 	struct kernel *k = kernel_push(L);
-	kernel_push_running(L, SLOT_KERNEL);
-	if (lua_isnil(L, SLOT_RUNNING))
-		return luaL_error(L, "skynet.trace: no running coroutine");
-	struct kernel_span_from from = {.co = SLOT_RUNNING, .tag = ARG_TAG, .name = ARG_NAME};
+	lua_State *co = running(L, k, "skynet.trace");
+	struct kernel_span_from from = {.name = ARG_NAME};
+	from.tag = lua_tolstring(L, ARG_TAG, &from.tag_len);
 	uint8_t id[8];
 	const char *parent = lua_tolstring(L, ARG_PARENT, &len);
 	if (parent != NULL && len == SPAN_ID_HEX && skynet_span_unhex(parent, 8, id))
 		from.parent = skynet_span_id_of(id);
-	kernel_span_begin(L, SLOT_KERNEL, k, &from);
-	push_span_hex(L, SLOT_KERNEL, SLOT_RUNNING);
+	kernel_span_begin(L, k, co, &from);
+	push_span_hex(L, k, co);
 	return 1;
 }
 
 /* S.trace_end([failed]): the running coroutine's span ends; it is traced no more. */
 int
 kernel_ltrace_end(lua_State *L) {
-	enum { ARG_FAILED = 1, SLOT_KERNEL, SLOT_RUNNING };
+	enum { ARG_FAILED = 1 };
 	lua_settop(L, ARG_FAILED);
 	struct kernel *k = kernel_push(L);
-	kernel_push_running(L, SLOT_KERNEL);
-	if (lua_isnil(L, SLOT_RUNNING))
-		return 0;
-	kernel_span_end(L, SLOT_KERNEL, k, SLOT_RUNNING, lua_toboolean(L, ARG_FAILED));
-	lua_pushnil(L);
-	kernel_set_tag(L, SLOT_KERNEL, k, SLOT_RUNNING);
+	struct trace_rec *r = rec_of(k, k->running);
+	if (r != NULL) {
+		span_close(k, r, lua_toboolean(L, ARG_FAILED));
+		rec_drop(k, k->running);
+	}
 	return 0;
 }
 
 /* S.trace_context() -> tag, span of the running coroutine (nil when untraced). */
 int
 kernel_ltrace_context(lua_State *L) {
-	enum { SLOT_KERNEL = 1, SLOT_RUNNING, SLOT_TAG };
 	lua_settop(L, 0);
-	kernel_push(L);
-	kernel_push_running(L, SLOT_KERNEL);
-	if (kernel_get(L, SLOT_KERNEL, UV_TRACE_TAG, SLOT_RUNNING) != LUA_TSTRING) {
+	struct kernel *k = kernel_push(L);
+	lua_pop(L, 1);
+	if (!kernel_push_tag(L, k, k->running)) {
+		lua_settop(L, 0);
 		lua_pushnil(L);
 		return 1;
 	}
-	push_span_hex(L, SLOT_KERNEL, SLOT_RUNNING);
+	push_span_hex(L, k, k->running);
 	return 2;
 }
 
@@ -253,14 +481,9 @@ kernel_lerror(lua_State *L) {
 	lua_pop(L, 1);
 	int n = lua_gettop(L);
 	if (k->traced_n > 0) {
-		lua_pushnil(L); // room for the kernel at n + 1
-		kernel_push(L);
-		lua_replace(L, n + 1);
-		kernel_push_running(L, n + 1);
-		if (kernel_get(L, n + 1, UV_TRACE_TAG, -1) == LUA_TSTRING) {
+		if (kernel_push_tag(L, k, k->running)) {
 			lua_pushfstring(L, "[trace %s]", lua_tostring(L, -1));
-			lua_replace(L, n + 1);
-			lua_settop(L, n + 1);
+			lua_replace(L, -2);
 			lua_rotate(L, 1, 1);
 			n++;
 		}

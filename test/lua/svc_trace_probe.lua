@@ -1,9 +1,8 @@
--- The callee of test_trace. svc_trace_probe raw: registers the trace
--- protocol itself, so it sees the PTYPE_TRACE messages that come before
--- requests (the kernel then attaches nothing); `seen` returns and forgets
--- their payloads. svc_trace_probe: an ordinary service; `ctx` returns the
--- trace id and span id its request runs in, `fail` raises, a `ctx_send` or
--- `client` message records them for `last`.
+-- The callee of test_trace. svc_trace_probe: `ctx` returns the trace id
+-- and span id its request runs in, `fail` raises, a `ctx_send` or `client`
+-- message records them for `last`. svc_trace_probe raw: also keeps, for
+-- every message it serves, the trace id it ran in ("-": none); `seen`
+-- returns and forgets them.
 local skynet = require "skynet"
 local tracing = require "skynet.tracing"
 
@@ -11,31 +10,26 @@ local mode = ...
 local seen = {}
 local last
 
+local function record()
+	last = table.pack(tracing.id())
+	if mode == "raw" then
+		seen[#seen + 1] = last[1] or "-"
+	end
+end
+
 skynet.register_protocol {
 	name = "client", id = skynet.PTYPE_CLIENT, unpack = skynet.tostring,
-	dispatch = function()
-		last = table.pack(tracing.id())
-	end,
+	dispatch = record,
 }
-
-if mode == "raw" then
-	skynet.register_protocol {
-		name = "trace", id = skynet.PTYPE_TRACE, unpack = skynet.tostring,
-		dispatch = function(_, _, payload)
-			seen[#seen + 1] = payload
-		end,
-	}
-end
 
 local CMD = {}
 
 function CMD.ctx()
+	record()
 	return tracing.id()
 end
 
-function CMD.ctx_send()
-	last = table.pack(tracing.id())
-end
+CMD.ctx_send = record
 
 function CMD.last()
 	return last and table.unpack(last, 1, last.n)

@@ -1,7 +1,7 @@
 -- Trace ids inside a node (skynet.tracing; test/node/test_trace.sh covers
 -- two nodes, HTTP and the OpenTelemetry output): untraced messages carry
 -- nothing; a traced coroutine's call, send, rawsend and redirect each carry
--- its trace id and span id; the callee runs in a child span; a failed
+-- its trace id and span id (in the message's trace trailer); the callee runs in a child span; a failed
 -- request's span ends in error; W3C traceparent parsing refuses what is
 -- malformed without raising; the ring of spans is bounded; the console's
 -- report; a sampled gate frame begins a trace.
@@ -45,13 +45,13 @@ end
 
 t.case("untraced messages carry nothing", function()
 	in_coroutine(send_all)
-	t.same(skynet.call(raw, "lua", "seen"), {}, "no trace message before tracing")
+	t.same(skynet.call(raw, "lua", "seen"), { "-", "-", "-", "-" }, "no trace before tracing")
 	in_coroutine(function()
 		tracing.begin()
 		tracing.finish()
 		send_all() -- traced no more
 	end)
-	t.same(skynet.call(raw, "lua", "seen"), {}, "none from an untraced coroutine")
+	t.same(skynet.call(raw, "lua", "seen"), { "-", "-", "-", "-" }, "none from an untraced coroutine")
 end)
 
 t.case("call, send, rawsend and redirect carry the trace id and span id", function()
@@ -62,8 +62,17 @@ t.case("call, send, rawsend and redirect carry the trace id and span id", functi
 	end)
 	t.ok(trace_id:match("^" .. string.rep("%x", 32) .. "$"), "a trace id")
 	t.ok(span:match("^" .. string.rep("%x", 16) .. "$"), "a span id")
-	local payload = trace_id .. " " .. span
-	t.same(skynet.call(raw, "lua", "seen"), { payload, payload, payload, payload }, "one each")
+	t.same(skynet.call(raw, "lua", "seen"), { trace_id, trace_id, trace_id, trace_id }, "one each")
+	local children = {}
+	for _, s in ipairs(spans_of(trace_id, 5)) do
+		if s.address == skynet.address(raw) then
+			t.eq(s.parent, span, "a child of the sender's span: " .. s.name)
+			children[#children + 1] = s.name
+		end
+	end
+	table.sort(children)
+	t.same(children, { "svc_trace_probe ctx", "svc_trace_probe ctx_send", "svc_trace_probe ctx_send",
+		"svc_trace_probe hi" }, "the four requests' spans")
 end)
 
 t.case("the callee runs in a child span of the same trace", function()
@@ -185,7 +194,7 @@ end)
 t.case("trace_sample = 1: a gate frame begins a trace the agent's request joins", function()
 	local socket = require "skynet.socket"
 	local json = require "json_min"
-	local from = core.head()
+	local cursor = core.cursor()
 	skynet.setenv("trace_sample", "1") -- read by the gate started below
 	local wd = skynet.newservice("svc_net_watchdog")
 	local _, port = skynet.call(wd, "lua", "start", { address = "127.0.0.1", port = 0 })
@@ -194,11 +203,12 @@ t.case("trace_sample = 1: a gate frame begins a trace the agent's request joins"
 	t.eq(socket.read(c, 2 + #"pong 1"), string.pack(">s2", "pong 1"), "answered")
 	socket.close(c)
 	skynet.call(wd, "lua", "close")
-	local text = core.drain(from, "{}")
+	local text = core.drain(cursor, "{}")
 	local spans = {}
 	for line in text:gmatch "[^\n]+" do
-		local span = json.decode(line).resourceSpans[1].scopeSpans[1].spans[1]
-		spans[span.name] = span
+		for _, span in ipairs(json.decode(line).resourceSpans[1].scopeSpans[1].spans) do
+			spans[span.name] = span
+		end
 	end
 	local gate, agent = spans["gate client"], spans["svc_net_agent ping 1"]
 	t.ok(gate, "the gate's span")

@@ -1,10 +1,10 @@
 -- skynet.trace and friends, loaded on first use by skynet.lua.
 --
 -- A traced coroutine carries a tag (a trace id, 32 hex digits, for a trace
--- begun here) and a span. Before each call, send and redirect it sends the
--- tag and its span id to the destination as a PTYPE_TRACE message; the
--- callee attaches it to the next request from that source and begins a
--- child span (the kernel does that part: lualib-src/kernel/trace.c).
+-- begun here) and a span. Each call, send and redirect it makes carries the
+-- tag, the trace id and its span id in a trailer of the message; the callee
+-- begins a child span (the kernel does that part: lualib-src/kernel/trace.c).
+-- skynet.tracecall sends skynet's PTYPE_TRACE message before the request.
 -- core.trace writes the lines.
 local skynet = require "skynet"
 local c = require "skynet.core"

@@ -1,0 +1,84 @@
+/*
+ * The trace trailer: how a traced coroutine's trace rides inside the
+ * messages it sends, so that a traced call costs no message of its own.
+ *
+ * Layout. A message whose sz carries MESSAGE_TRACED (skynet_mq.h) is its
+ * payload, then the trailer, in one buffer:
+ *
+ *   payload (len bytes) | 0 | tag (n bytes) | trace id (16) | span id (8, big-endian) | n (2, little-endian)
+ *
+ * The 0 after the payload keeps what a copied payload always had there (a
+ * terminator), for the services that read a text payload as a C string.
+ * The trailer is TRACE_FIXED + n bytes; n is at most SKYNET_TRACE_TAG_MAX,
+ * so a reader finds the trailer from the buffer's end alone.
+ *
+ * Who writes and reads it. skynet_trace_attach (the sender: the kernel of
+ * a traced Lua coroutine, or any C service) appends it; skynet_send with
+ * PTYPE_TAG_TRACED sets the bit; the dispatch step (skynet_server.c) parses
+ * it, hands the callback the payload alone, and keeps the parsed trailer
+ * for skynet_message_trace until the callback returns. A service that
+ * forwards the message (its callback keeps it) forwards the payload only:
+ * the trace is the forwarder's to pass on. Freeing is unchanged: the
+ * trailer is part of the one allocation.
+ *
+ * No lock, no state: pure functions over a buffer.
+ */
+
+#include "skynet_trace.h"
+#include "skynet_malloc.h"
+
+#include <string.h>
+
+#define TRACE_ID_LEN 16
+#define SPAN_LEN     8
+#define TRACE_FIXED  (1 + TRACE_ID_LEN + SPAN_LEN + 2) // the 0, the ids, n
+
+void *
+skynet_trace_attach(void *data, size_t *sz, bool donated, const struct skynet_trace *t) {
+	if (t->tag_len > SKYNET_TRACE_TAG_MAX)
+		return NULL;
+	size_t len = data != NULL ? *sz : 0;
+	size_t total = len + TRACE_FIXED + t->tag_len;
+	/* A new buffer and a copy, not realloc: glibc's realloc to a larger size
+	 * class skips the thread cache, and costs more than the copy of a
+	 * message's few bytes. */
+	char *buf = skynet_malloc(total);
+	if (len > 0)
+		memcpy(buf, data, len);
+	if (donated)
+		skynet_free(data);
+	char *p = buf + len;
+	*p++ = 0;
+	memcpy(p, t->tag, t->tag_len);
+	p += t->tag_len;
+	memcpy(p, t->trace, TRACE_ID_LEN);
+	p += TRACE_ID_LEN;
+	for (int i = SPAN_LEN - 1; i >= 0; i--)
+		*p++ = (char)(t->span >> (i * 8));
+	*p++ = (char)(t->tag_len & 0xff);
+	*p = (char)(t->tag_len >> 8);
+	*sz = total;
+	return buf;
+}
+
+bool
+skynet_trace_parse(const void *data, size_t len, struct skynet_trace *out, size_t *payload) {
+	const unsigned char *b = data;
+	if (b == NULL || len < TRACE_FIXED)
+		return false;
+	size_t n = (size_t)b[len - 2] | (size_t)b[len - 1] << 8;
+	if (n > SKYNET_TRACE_TAG_MAX || n > len - TRACE_FIXED)
+		return false;
+	size_t at = len - TRACE_FIXED - n; // the payload's length: where the 0 is
+	if (b[at] != 0)
+		return false;
+	out->tag = (const char *)b + at + 1;
+	out->tag_len = n;
+	memcpy(out->trace, b + at + 1 + n, TRACE_ID_LEN);
+	uint64_t span = 0;
+	for (int i = 0; i < SPAN_LEN; i++)
+		span = span << 8 | b[at + 1 + n + TRACE_ID_LEN + i];
+	out->span = span;
+	*payload = at;
+	return true;
+}

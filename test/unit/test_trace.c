@@ -1,0 +1,154 @@
+/*
+ * Unit tests of the trace trailer (skynet_trace.c) and of its way through
+ * the core: attach and parse give back what went in, whatever the tag's
+ * length and whether the payload was donated; every cut or corrupt trailer
+ * is refused; a traced message reaches its callback as the payload alone
+ * (the 0 after it), with skynet_message_trace giving the trace during the
+ * callback only; an untraced one, and a copied payload sent with the flag,
+ * carry none.
+ */
+#include "tt.h"
+
+#include "fixture.h"
+
+#include "skynet.h"
+#include "skynet_malloc.h"
+#include "skynet_trace.h"
+
+#include <string.h>
+
+static struct skynet_trace
+make_trace(const char *tag, size_t len) {
+	struct skynet_trace t = {.tag = tag, .tag_len = len, .span = 0x0102030405060708ull};
+	for (int i = 0; i < 16; i++)
+		t.trace[i] = (uint8_t)(0xa0 + i);
+	return t;
+}
+
+static void
+round_trip(int *failed) {
+	static char tag[SKYNET_TRACE_TAG_MAX + 1];
+	memset(tag, 'x', sizeof(tag));
+	const size_t lens[] = {0, 1, 32, 255, 256, SKYNET_TRACE_TAG_MAX};
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		for (int donated = 0; donated < 2; donated++) {
+			struct skynet_trace t = make_trace(tag, lens[i]);
+			char text[] = "payload";
+			void *data = text;
+			if (donated) {
+				data = skynet_malloc(7);
+				memcpy(data, text, 7);
+			}
+			size_t sz = 7;
+			char *buf = skynet_trace_attach(data, &sz, donated, &t);
+			TT_CHECK(buf != NULL && sz > 7 + lens[i]);
+			struct skynet_trace got;
+			size_t len = 0;
+			TT_CHECK(skynet_trace_parse(buf, sz, &got, &len));
+			TT_CHECK(len == 7 && memcmp(buf, "payload", 7) == 0 && buf[7] == '\0');
+			TT_CHECK(got.tag_len == lens[i] && memcmp(got.tag, tag, lens[i]) == 0);
+			TT_CHECK(memcmp(got.trace, t.trace, 16) == 0 && got.span == t.span);
+			skynet_free(buf);
+		}
+	}
+	struct skynet_trace t = make_trace(tag, SKYNET_TRACE_TAG_MAX + 1);
+	size_t sz = 3;
+	TT_CHECK(skynet_trace_attach("abc", &sz, false, &t) == NULL && sz == 3);
+	t = make_trace("tag", 3); // no payload at all
+	sz = 0;
+	char *buf = skynet_trace_attach(NULL, &sz, false, &t);
+	struct skynet_trace got;
+	size_t len = 1;
+	TT_CHECK(skynet_trace_parse(buf, sz, &got, &len) && len == 0 && got.tag_len == 3);
+	skynet_free(buf);
+}
+
+static void
+malformed_is_refused(int *failed) {
+	struct skynet_trace t = make_trace("0123456789abcdef", 16);
+	size_t sz = 5;
+	char *buf = skynet_trace_attach("hello", &sz, false, &t);
+	struct skynet_trace got = {.tag_len = 77};
+	size_t len = 99;
+	for (size_t cut = 1; cut < sz; cut++) // the buffer cut short at its end
+		TT_CHECK(!skynet_trace_parse(buf, sz - cut, &got, &len));
+	for (size_t n = 0; n < sz - 5; n++) // the trailer's tail without its start
+		TT_CHECK(!skynet_trace_parse(buf + sz - n, n, &got, &len));
+	buf[5] = 'z'; // the 0 after the payload
+	TT_CHECK(!skynet_trace_parse(buf, sz, &got, &len));
+	buf[5] = 0;
+	buf[sz - 1] = 0x7f; // a tag length past the buffer
+	TT_CHECK(!skynet_trace_parse(buf, sz, &got, &len));
+	TT_CHECK(!skynet_trace_parse(NULL, 100, &got, &len));
+	TT_CHECK(got.tag_len == 77 && len == 99); // untouched
+	skynet_free(buf);
+}
+
+static struct {
+	int n;
+	size_t sz;
+	char text[16];
+	bool traced, terminated;
+	struct skynet_trace trace;
+	char tag[32];
+} SEEN;
+
+static int
+seen_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+        const void *msg, size_t sz) {
+	SEEN.n++;
+	SEEN.sz = sz;
+	memcpy(SEEN.text, msg, sz < sizeof(SEEN.text) ? sz : sizeof(SEEN.text));
+	SEEN.terminated = ((const char *)msg)[sz] == '\0';
+	const struct skynet_trace *t = skynet_message_trace();
+	SEEN.traced = t != NULL;
+	if (t != NULL) {
+		SEEN.trace = *t;
+		memcpy(SEEN.tag, t->tag, t->tag_len < sizeof(SEEN.tag) ? t->tag_len : sizeof(SEEN.tag));
+	}
+	return 0;
+}
+
+static int
+seen_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	skynet_callback(ctx, NULL, seen_cb);
+	return 0;
+}
+
+static void
+dispatch_strips_the_trailer(int *failed) {
+	const struct skynet_module mod = {.name = "seen", .init = seen_init};
+	fixture_setup(0, &mod, 1, true);
+	struct skynet_context *ctx = fixture_service("seen", "");
+	TT_CHECK(ctx != NULL);
+	uint32_t h = skynet_context_handle(ctx);
+	struct skynet_trace t = make_trace("the-tag", 7);
+	size_t sz = 5;
+	char *buf = skynet_trace_attach("hello", &sz, false, &t);
+	int r = skynet_send(ctx, 0, h, PTYPE_TEXT | PTYPE_TAG_DONTCOPY | PTYPE_TAG_TRACED, 0, buf, sz);
+	TT_CHECK(r == 0);
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(SEEN.n == 1 && SEEN.sz == 5 && memcmp(SEEN.text, "hello", 5) == 0);
+	TT_CHECK(SEEN.terminated);
+	TT_CHECK(SEEN.traced && SEEN.trace.tag_len == 7 && memcmp(SEEN.tag, "the-tag", 7) == 0);
+	TT_CHECK(SEEN.trace.span == t.span && memcmp(SEEN.trace.trace, t.trace, 16) == 0);
+	TT_CHECK(skynet_message_trace() == NULL); // only during the callback
+	skynet_send(ctx, 0, h, PTYPE_TEXT, 0, "plain", 5);
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(SEEN.n == 2 && SEEN.sz == 5 && !SEEN.traced);
+	// the flag means nothing on a payload the core copies: no trailer was made
+	skynet_send(ctx, 0, h, PTYPE_TEXT | PTYPE_TAG_TRACED, 0, "copied", 6);
+	skynet_context_dispatchall(ctx);
+	TT_CHECK(SEEN.n == 3 && SEEN.sz == 6 && !SEEN.traced);
+	fixture_teardown();
+}
+
+int
+main(void) {
+	skynet_globalinit();
+	TT_RUN(round_trip);
+	TT_RUN(malformed_is_refused);
+	TT_RUN(dispatch_strips_the_trailer);
+	skynet_globalexit();
+	return tt_summary();
+}
