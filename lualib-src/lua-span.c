@@ -404,7 +404,8 @@ lfind(lua_State *L) {
 			found[n++] = s;
 		}
 	}
-	qsort(found, n, sizeof(*found), by_end);
+	if (n > 1)
+		qsort(found, n, sizeof(*found), by_end);
 	lua_createtable(L, (int)n, 0);
 	for (size_t i = 0; i < n; i++) {
 		push_span(L, &found[i]);
