@@ -47,9 +47,10 @@ check_dest(lua_State *L, int dest, int msg) {
 	}
 }
 
-int
-kernel_send_from(lua_State *L, struct kernel *k, int dest, uint32_t source, int type, int session,
-                 int msg) {
+/* Send the payload at msg to dest from source, carrying trace t (NULL: none). */
+static int
+send_payload(lua_State *L, struct kernel *k, int dest, uint32_t source, int type, int session,
+             int msg, const struct skynet_trace *t) {
 	check_dest(L, dest, msg);
 	if (session < 0) {
 		type |= PTYPE_TAG_ALLOCSESSION;
@@ -57,28 +58,27 @@ kernel_send_from(lua_State *L, struct kernel *k, int dest, uint32_t source, int 
 	}
 	struct skynet_payload p;
 	skynet_payload_get(L, msg, &p);
+	void *data =
+	    t != NULL ? skynet_trace_attach(p.data, &p.sz, p.tag & PTYPE_TAG_DONTCOPY, t) : NULL;
+	if (data != NULL) { // traced, and the tag fits (trace.c keeps tags within the limit)
+		p.data = data;
+		p.tag = PTYPE_TAG_DONTCOPY | PTYPE_TAG_TRACED;
+	}
 	return skynet_payload_send(L, k->ctx, dest, source, type, session, &p);
+}
+
+int
+kernel_send_from(lua_State *L, struct kernel *k, int dest, uint32_t source, int type, int session,
+                 int msg) {
+	return send_payload(L, k, dest, source, type, session, msg, NULL);
 }
 
 int
 kernel_send_traced(lua_State *L, struct kernel *k, int dest, uint32_t source, int type, int session,
                    int msg) {
 	struct skynet_trace t;
-	if (k->traced_n == 0 || !kernel_trace_out(k, &t))
-		return kernel_send_from(L, k, dest, source, type, session, msg);
-	check_dest(L, dest, msg);
-	if (session < 0) {
-		type |= PTYPE_TAG_ALLOCSESSION;
-		session = 0;
-	}
-	struct skynet_payload p;
-	skynet_payload_get(L, msg, &p);
-	void *data = skynet_trace_attach(p.data, &p.sz, p.tag & PTYPE_TAG_DONTCOPY, &t);
-	if (data != NULL) { // the tag fits (trace.c keeps tags within the limit)
-		p.data = data;
-		p.tag = PTYPE_TAG_DONTCOPY | PTYPE_TAG_TRACED;
-	}
-	return skynet_payload_send(L, k->ctx, dest, source, type, session, &p);
+	bool traced = k->traced_n > 0 && kernel_trace_out(k, &t);
+	return send_payload(L, k, dest, source, type, session, msg, traced ? &t : NULL);
 }
 
 void
