@@ -380,8 +380,6 @@ void kernel_trace_on(struct kernel *k);
 /* The coroutine co begins a span of from's tag, ending the span it had. */
 void kernel_span_begin(lua_State *L, struct kernel *k, lua_State *co,
                        const struct kernel_span_from *from);
-/* The span of co ends (kept in the ring); none: nothing. Its tag stays. */
-void kernel_span_end(struct kernel *k, lua_State *co, bool failed);
 /* co ends: its span ends, its tag goes (a "<TRACE> end" line unless quiet). */
 void kernel_trace_end(lua_State *L, struct kernel *k, lua_State *co, bool failed);
 /* The trace the running coroutine's messages carry: false when it has no tag. */

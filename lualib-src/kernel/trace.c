@@ -213,14 +213,10 @@ static void
 rec_tag(struct trace_rec *r, const char *text, size_t len) {
 	if (len > SKYNET_TRACE_TAG_MAX)
 		len = SKYNET_TRACE_TAG_MAX;
-	if (r->tag != r->tag_inline && (len <= TAG_INLINE || len > r->tag_len)) {
+	if (r->tag != r->tag_inline)
 		skynet_free(r->tag);
-		r->tag = r->tag_inline;
-	}
-	if (len > TAG_INLINE && r->tag == r->tag_inline)
-		r->tag = skynet_malloc(len);
-	if (text != r->tag)
-		memmove(r->tag, text, len);
+	r->tag = len > TAG_INLINE ? skynet_malloc(len) : r->tag_inline;
+	memcpy(r->tag, text, len); // text is never the record's own tag
 	r->tag_len = len;
 	r->off = false;
 }
@@ -315,13 +311,6 @@ name_span(lua_State *L, struct kernel_trace *t, struct skynet_span *s, int name)
 		at += len;
 	}
 	s->name[at] = '\0';
-}
-
-void
-kernel_span_end(struct kernel *k, lua_State *co, bool failed) {
-	struct trace_rec *r = rec_of(k, co);
-	if (r != NULL)
-		span_close(k, r, failed);
 }
 
 void

@@ -20,17 +20,7 @@ local devtools = require "devtools"
 
 local browser -- the running chromium (devtools.start)
 
-local function wait(pred, limit, what)
-	local deadline = skynet.now() + (limit or 1000)
-	while skynet.now() < deadline do
-		local v = pred()
-		if v then
-			return v
-		end
-		skynet.sleep(5)
-	end
-	error("timed out waiting for " .. (what or "a condition"), 2)
-end
+local wait = t.wait_for
 
 local function browser_case()
 	if not devtools.available() then

@@ -22,17 +22,7 @@ local function get(path, method)
 	return code, body, recv
 end
 
-local function wait(pred, limit_cs, what)
-	local deadline = skynet.now() + limit_cs
-	while skynet.now() < deadline do
-		local v = pred()
-		if v then
-			return v
-		end
-		skynet.sleep(5)
-	end
-	error("timed out waiting for " .. what, 2)
-end
+local wait = t.wait_for
 
 ---------------------------------------------------------------- cases
 

@@ -179,17 +179,7 @@ end)
 
 ---------------------------------------------------------------- the browser
 
-local function wait(pred, limit, what)
-	local deadline = skynet.now() + limit
-	while skynet.now() < deadline do
-		local v = pred()
-		if v then
-			return v
-		end
-		skynet.sleep(5)
-	end
-	error("timed out waiting for " .. what, 2)
-end
+local wait = t.wait_for
 
 t.case("the live page /top in headless chromium shows the services", function()
 	if not devtools.available() then

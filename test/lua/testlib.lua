@@ -182,6 +182,21 @@ function M.wait_until(cond, limit_cs)
 	return true
 end
 
+-- Polls pred every 5 cs until it returns a true value, and returns that
+-- value; raises "timed out waiting for <what>" at the caller after limit_cs
+-- (default 1000).
+function M.wait_for(pred, limit_cs, what)
+	local deadline = skynet.now() + (limit_cs or 1000)
+	while skynet.now() < deadline do
+		local v = pred()
+		if v then
+			return v
+		end
+		skynet.sleep(5)
+	end
+	error("timed out waiting for " .. (what or "a condition"), 2)
+end
+
 -- Calls f(...) protected: cs it took, then pcall's results.
 function M.elapsed(f, ...)
 	local t0 = skynet.now()
