@@ -201,15 +201,20 @@ t.case("trace_sample = 1: a gate frame begins a trace the agent's request joins"
 	local c = assert(socket.open("127.0.0.1", port))
 	socket.write(c, string.pack(">s2", "ping 1"))
 	t.eq(socket.read(c, 2 + #"pong 1"), string.pack(">s2", "pong 1"), "answered")
+	-- The client can read the pong before the agent's coroutine has
+	-- returned and ended its span: drain until both spans are in.
+	local spans = {}
+	t.wait_for(function()
+		local text = core.drain(cursor, "{}")
+		for line in text:gmatch "[^\n]+" do
+			for _, span in ipairs(json.decode(line).resourceSpans[1].scopeSpans[1].spans) do
+				spans[span.name] = span
+			end
+		end
+		return spans["gate client"] and spans["svc_net_agent ping 1"]
+	end, 500, "the gate's and the agent's spans")
 	socket.close(c)
 	skynet.call(wd, "lua", "close")
-	local text = core.drain(cursor, "{}")
-	local spans = {}
-	for line in text:gmatch "[^\n]+" do
-		for _, span in ipairs(json.decode(line).resourceSpans[1].scopeSpans[1].spans) do
-			spans[span.name] = span
-		end
-	end
 	local gate, agent = spans["gate client"], spans["svc_net_agent ping 1"]
 	t.ok(gate, "the gate's span")
 	t.ok(agent, "the agent's span")
