@@ -347,6 +347,9 @@ pack_args(lua_State *L, struct seri_writer *w) {
 		pack_value(w, i, 0);
 }
 
+/* initial-exec: read on every pack, so no __tls_get_addr call (as snlua's trap.c). */
+__thread size_t luaseri_room;
+
 int
 luaseri_pack(lua_State *L) {
 	struct seri_writer w;
@@ -364,7 +367,7 @@ luaseri_pack(lua_State *L) {
 		w.box->ptr = NULL;
 		lua_pop(L, 1);
 	} else {
-		out = skynet_malloc(w.len);
+		out = skynet_malloc(w.len + luaseri_room);
 		memcpy(out, w.buf, w.len);
 	}
 	/* Nothing below raises, so the caller surely receives out. */

@@ -24,6 +24,15 @@
  */
 int luaseri_pack(lua_State *L);
 
+/*
+ * Bytes pack leaves to spare past the encoding it returns, on this thread
+ * (0 but while the kernel resumes a traced coroutine: the room of the
+ * trace trailer its sends append in place, skynet_trace_attach). The
+ * returned size is the encoding's alone.
+ */
+extern __thread size_t luaseri_room
+    __attribute__((visibility("hidden"), tls_model("initial-exec")));
+
 /* packstring(...): like pack, but returns the encoding as one Lua string. */
 int luaseri_packstring(lua_State *L);
 

@@ -4,6 +4,9 @@
  * Ids. A span id is splitmix64 of a process-wide counter plus a random seed
  * (getrandom, once): a bijection, so ids never repeat in a process, and two
  * processes draw from unrelated sequences. A trace id is two such values.
+ * Each thread takes the counter's values in blocks of ID_BLOCK (one atomic
+ * add per block, not per id: the workers making spans at once would
+ * otherwise pass the counter's cache line between them on every span).
  *
  * The ring. One per process (this file's statics; skynet.so is loaded
  * once), made of one shard per thread that keeps spans (the workers): a
@@ -55,9 +58,15 @@
 
 /* ---- ids ---- */
 
+#define ID_BLOCK 4096
+
+/* initial-exec: read on every span, so no __tls_get_addr call (as snlua's trap.c). */
+#define SPAN_TLS __attribute__((tls_model("initial-exec")))
+
 static uint64_t SEED;
 static pthread_once_t SEED_ONCE = PTHREAD_ONCE_INIT;
 static ATOM_U64 COUNTER;
+static __thread uint64_t ID_NEXT SPAN_TLS, ID_END SPAN_TLS; // this thread's block
 
 static void
 seed_init(void) {
@@ -77,8 +86,12 @@ splitmix(uint64_t x) {
 
 static uint64_t
 next_random(void) {
-	pthread_once(&SEED_ONCE, seed_init);
-	return splitmix(SEED + ATOM_FINC(&COUNTER));
+	if (ID_NEXT == ID_END) {
+		pthread_once(&SEED_ONCE, seed_init); // before this thread's first id
+		ID_NEXT = ATOM_FADD(&COUNTER, ID_BLOCK);
+		ID_END = ID_NEXT + ID_BLOCK;
+	}
+	return splitmix(SEED + ID_NEXT++);
 }
 
 uint64_t
@@ -173,11 +186,14 @@ skynet_span_trace_of(const char *tag, size_t len, uint8_t out[16]) {
 	put_u64(out + 8, fnv(tag, len, 0x84222325cbf29ce4ull));
 }
 
-uint64_t
-skynet_span_wall_ns(void) {
+/* What to add to a span's monotonic time to make it wall-clock ns since the
+ * epoch: the two clocks' difference now. */
+static uint64_t
+wall_offset(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	uint64_t wall = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return wall - skynet_monotonic_ns(); // wraps when negative; adding it back unwraps
 }
 
 /* ---- the ring ---- */
@@ -198,7 +214,7 @@ static struct {
 	size_t n;
 } SHARDS = {.lock = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER}};
 
-static __thread struct shard *MINE; // this thread's shard, once it kept a span
+static __thread struct shard *MINE SPAN_TLS; // this thread's shard, once it kept a span
 
 /* A spin lock, not a mutex: its writer takes it once per span, and a mutex's
  * unlock costs an atomic exchange where a release store will do; a reader
@@ -343,9 +359,9 @@ push_address(lua_State *L, uint32_t a) {
 	lua_pushstring(L, text);
 }
 
-/* Push a table of the fields of s. */
+/* Push a table of the fields of s (times: wall clock, monotonic + offset). */
 static void
-push_span(lua_State *L, const struct skynet_span *s) {
+push_span(lua_State *L, const struct skynet_span *s, uint64_t offset) {
 	char hex[SPAN_TRACE_HEX];
 	lua_createtable(L, 0, 9);
 	skynet_span_hex(s->trace, 16, hex);
@@ -363,9 +379,9 @@ push_span(lua_State *L, const struct skynet_span *s) {
 	lua_setfield(L, -2, "address");
 	push_address(L, s->source);
 	lua_setfield(L, -2, "source");
-	lua_pushinteger(L, (lua_Integer)s->start_ns);
+	lua_pushinteger(L, (lua_Integer)(s->start_ns + offset));
 	lua_setfield(L, -2, "start_ns");
-	lua_pushinteger(L, (lua_Integer)s->end_ns);
+	lua_pushinteger(L, (lua_Integer)(s->end_ns + offset));
 	lua_setfield(L, -2, "end_ns");
 	lua_pushstring(L, s->status == SPAN_ERROR ? "error" : "ok");
 	lua_setfield(L, -2, "status");
@@ -407,8 +423,9 @@ lfind(lua_State *L) {
 	if (n > 1)
 		qsort(found, n, sizeof(*found), by_end);
 	lua_createtable(L, (int)n, 0);
+	uint64_t offset = wall_offset();
 	for (size_t i = 0; i < n; i++) {
-		push_span(L, &found[i]);
+		push_span(L, &found[i], offset);
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
 	skynet_free(found);
@@ -498,9 +515,9 @@ text_address(struct text *t, uint32_t a) {
 	t->len += 9;
 }
 
-/* The OTLP JSON object of span s. */
+/* The OTLP JSON object of span s (times: monotonic + offset, lua-span.h). */
 static void
-text_span(struct text *t, const struct skynet_span *s) {
+text_span(struct text *t, const struct skynet_span *s, uint64_t offset) {
 	TEXT_LIT(t, "{\"traceId\":\"");
 	skynet_span_hex(s->trace, 16, text_room(t, SPAN_TRACE_HEX));
 	t->len += SPAN_TRACE_HEX;
@@ -516,9 +533,9 @@ text_span(struct text *t, const struct skynet_span *s) {
 		TEXT_LIT(t, ",\"kind\":2,\"startTimeUnixNano\":\"");
 	else
 		TEXT_LIT(t, ",\"kind\":1,\"startTimeUnixNano\":\"");
-	text_u64(t, s->start_ns);
+	text_u64(t, s->start_ns + offset);
 	TEXT_LIT(t, "\",\"endTimeUnixNano\":\"");
-	text_u64(t, s->end_ns);
+	text_u64(t, s->end_ns + offset);
 	if (s->status == SPAN_ERROR)
 		TEXT_LIT(t, "\",\"status\":{\"code\":2,\"message\":\"error\"},");
 	else
@@ -574,6 +591,7 @@ ldrain(lua_State *L) {
 	struct text out = {0};
 	lua_Integer written = 0, lost = 0;
 	struct skynet_span batch[DRAIN_COPY];
+	uint64_t offset = wall_offset();
 	for (struct shard *sh = shards(); sh != NULL && written + lost < max; sh = shard_next(sh)) {
 		lua_rawgeti(L, ARG_CURSOR, (lua_Integer)sh->index);
 		lua_Integer from = lua_tointeger(L, -1); // nil: 0
@@ -595,7 +613,7 @@ ldrain(lua_State *L) {
 			for (size_t i = 0; i < n; i++) {
 				if (i > 0)
 					TEXT_LIT(&out, ",");
-				text_span(&out, &batch[i]);
+				text_span(&out, &batch[i], offset);
 			}
 			TEXT_LIT(&out, "]}]}]}\n");
 			written += (lua_Integer)n;

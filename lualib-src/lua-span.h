@@ -20,7 +20,12 @@
 enum span_status { SPAN_OK = 1, SPAN_ERROR = 2 };
 
 /* One span: a traced request served by one service, or a trace's first
- * coroutine. Times are wall-clock nanoseconds since the epoch. */
+ * coroutine. Times are CLOCK_MONOTONIC nanoseconds (skynet_monotonic_ns):
+ * a clock read costs the same either way, but a request's span can start
+ * at the reading its dispatch took anyway. The ring's readers (find and
+ * drain, lua-span.c) turn them into wall-clock nanoseconds since the epoch
+ * with the clocks' difference as they read, so the durations are the
+ * monotonic clock's even when the wall clock is stepped. */
 struct skynet_span {
 	uint8_t trace[16];
 	uint64_t span, parent; // parent 0: a root span
@@ -50,8 +55,6 @@ void skynet_span_id_hex(uint64_t id, char out[SPAN_ID_HEX]);
 uint64_t skynet_span_id_of(const uint8_t bytes[8]);
 /* Parse exactly 2*n hex digits of text into out; false when they are not. */
 bool skynet_span_unhex(const char *text, size_t n, uint8_t *out);
-/* Wall-clock nanoseconds since the epoch. */
-uint64_t skynet_span_wall_ns(void);
 /*
  * Keep a copy of the finished span in the node's ring (its size is the
  * config key trace_spans, read through ctx the first time). Thread-safe;

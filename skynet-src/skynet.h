@@ -120,18 +120,29 @@ struct skynet_trace {
 	uint64_t span;
 };
 
+/* The bytes skynet_trace_attach appends for a tag of tag_len bytes. */
+size_t skynet_trace_size(size_t tag_len);
+
 /*
  * Append t to the payload data (*sz bytes; donated: data is the caller's
- * allocation and is taken over, else copied) and return the new buffer,
- * *sz its size: send it with PTYPE_TAG_DONTCOPY | PTYPE_TAG_TRACED. The
- * receiver's callback sees the payload alone (and skynet_message_trace).
- * NULL, nothing taken, when the tag is longer than SKYNET_TRACE_TAG_MAX.
+ * allocation and is taken over, else copied) and return the buffer, *sz its
+ * size: send it with PTYPE_TAG_DONTCOPY | PTYPE_TAG_TRACED. A donated
+ * allocation with skynet_trace_size(t->tag_len) bytes to spare past *sz
+ * (skynet_malloc_usable) gets the trailer in place and is returned itself;
+ * otherwise the payload is copied to a new buffer. The receiver's callback
+ * sees the payload alone (and skynet_message_trace). NULL, nothing taken,
+ * when the tag is longer than SKYNET_TRACE_TAG_MAX.
  */
 void *skynet_trace_attach(void *data, size_t *sz, bool donated, const struct skynet_trace *t);
 
 /* Inside a callback: the trace its message carries, or NULL. Valid until
  * the callback returns; its tag points into the message. */
 const struct skynet_trace *skynet_message_trace(void);
+
+/* Inside a callback: skynet_monotonic_ns() when its dispatch began, read
+ * anyway for the service's CPU time; 0 when the node does not profile
+ * (config profile = false) or outside a callback. */
+uint64_t skynet_dispatch_ns(void);
 
 /* skynet_send to ":hex", ".name" (unknown: SKYNET_EDEAD) or a global name. */
 int skynet_sendname(struct skynet_context *ctx, uint32_t source, const char *destination, int type,

@@ -1,5 +1,6 @@
 #include "skynet_malloc.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,11 @@ skynet_realloc(void *ptr, size_t size) {
 void
 skynet_free(void *ptr) {
 	free(ptr);
+}
+
+size_t
+skynet_malloc_usable(void *p) {
+	return malloc_usable_size(p);
 }
 
 char *

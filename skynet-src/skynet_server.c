@@ -535,6 +535,14 @@ skynet_message_trace(void) {
 	return CURRENT_TRACE;
 }
 
+/* When the dispatch the calling worker runs now began (profiled only), else 0. */
+static __thread uint64_t DISPATCH_NS;
+
+uint64_t
+skynet_dispatch_ns(void) {
+	return DISPATCH_NS;
+}
+
 /* Run msg on ctx. Returns the clock (us) when the callback returned, 0 when not profiled. */
 static uint64_t
 dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
@@ -556,9 +564,11 @@ dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
 	int reserve_msg;
 	uint64_t end = 0;
 	if (ctx->profile) {
-		uint64_t start = clock_us();
+		DISPATCH_NS = skynet_monotonic_ns();
+		uint64_t start = DISPATCH_NS / 1000;
 		ATOM_STORE_RELAXED(&ctx->cpu_start, start); // STAT time reads it on the same thread
 		reserve_msg = ctx->cb(ctx, ctx->cb_ud, type, msg->session, msg->source, msg->data, sz);
+		DISPATCH_NS = 0;
 		end = clock_us();
 		ATOM_FADD_RELAXED(&ctx->cpu_cost, end - start);
 		ATOM_STORE_RELAXED(&ctx->cpu_start, 0);

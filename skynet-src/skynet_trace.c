@@ -21,6 +21,16 @@
  * the trace is the forwarder's to pass on. Freeing is unchanged: the
  * trailer is part of the one allocation.
  *
+ * In place. A sender that knows it will trace asks for the room when it
+ * allocates the payload (lua-seri.c packs with luaseri_room bytes to
+ * spare while a traced coroutine runs): attach then writes the trailer
+ * after the payload, with no new buffer, no copy and no free. That matters
+ * beyond the copy: the request and its reply keep the same size class, so
+ * the allocator's per-thread caches stay balanced when the request is
+ * freed on the receiver's thread and the reply on the sender's (a traced
+ * request one class above its reply left one thread's cache always empty
+ * and the other's always full, each miss a trip to the shared arena).
+ *
  * No lock, no state: pure functions over a buffer.
  */
 
@@ -33,20 +43,30 @@
 #define SPAN_LEN     8
 #define TRACE_FIXED  (1 + TRACE_ID_LEN + SPAN_LEN + 2) // the 0, the ids, n
 
+size_t
+skynet_trace_size(size_t tag_len) {
+	return TRACE_FIXED + tag_len;
+}
+
 void *
 skynet_trace_attach(void *data, size_t *sz, bool donated, const struct skynet_trace *t) {
 	if (t->tag_len > SKYNET_TRACE_TAG_MAX)
 		return NULL;
 	size_t len = data != NULL ? *sz : 0;
 	size_t total = len + TRACE_FIXED + t->tag_len;
-	/* A new buffer and a copy, not realloc: glibc's realloc to a larger size
-	 * class skips the thread cache, and costs more than the copy of a
-	 * message's few bytes. */
-	char *buf = skynet_malloc(total);
-	if (len > 0)
-		memcpy(buf, data, len);
-	if (donated)
-		skynet_free(data);
+	char *buf;
+	if (donated && data != NULL && skynet_malloc_usable(data) >= total) {
+		buf = data; // the room is there: in place
+	} else {
+		/* A new buffer and a copy, not realloc: glibc's realloc to a larger
+		 * size class skips the thread cache, and costs more than the copy of
+		 * a message's few bytes. */
+		buf = skynet_malloc(total);
+		if (len > 0)
+			memcpy(buf, data, len);
+		if (donated)
+			skynet_free(data);
+	}
 	char *p = buf + len;
 	*p++ = 0;
 	memcpy(p, t->tag, t->tag_len);

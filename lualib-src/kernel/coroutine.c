@@ -24,9 +24,12 @@
  * Resumes go through the host's accounting resume when snlua publishes one
  * (registry "snlua.resume", a struct kernel_resume), so that skynet.profile
  * and the signal trap see framework coroutines; plain lua_resume otherwise.
+ * While a traced coroutine runs, skynet.pack leaves room for the trace
+ * trailer its sends append (luaseri_room, 0 again after the resume).
  */
 
 #include "kernel.h"
+#include "../lua-seri.h"
 #include "../lua-skynet.h"
 #include "../lua-span.h"
 
@@ -171,8 +174,8 @@ host_resume(struct kernel *k, lua_State *L, lua_State *co, int narg) {
 	return true;
 }
 
-bool
-kernel_resume(struct kernel *k, lua_State *L, lua_State *co, int narg) {
+static bool
+resume(struct kernel *k, lua_State *L, lua_State *co, int narg) {
 	if (k->host != NULL)
 		return host_resume(k, L, co, narg);
 	if (!lua_checkstack(co, narg)) {
@@ -194,6 +197,17 @@ kernel_resume(struct kernel *k, lua_State *L, lua_State *co, int narg) {
 		lua_xmove(co, L, 1);
 	}
 	return true;
+}
+
+bool
+kernel_resume(struct kernel *k, lua_State *L, lua_State *co, int narg) {
+	if (k->traced_n == 0)
+		return resume(k, L, co, narg);
+	/* Resumes never nest (only the dispatch level resumes): set, then clear. */
+	luaseri_room = kernel_trace_room(k, co);
+	bool ok = resume(k, L, co, narg);
+	luaseri_room = 0;
+	return ok;
 }
 
 /* Forget the request the coroutine at idx serves; true, with its source and

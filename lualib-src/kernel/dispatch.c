@@ -366,7 +366,8 @@ static void
 take_trace_tag(lua_State *L, int K, struct kernel *k, int co, int source, int name) {
 	lua_State *th = lua_tothread(L, co);
 	const struct skynet_trace *in = k->trace_in;
-	struct kernel_span_from from = {.name = name, .source = (uint32_t)lua_tointeger(L, source)};
+	struct kernel_span_from from = {
+	    .name = name, .source = (uint32_t)lua_tointeger(L, source), .at_dispatch = true};
 	if (in != NULL) {
 		k->trace_in = NULL;
 		if (k->trace_pending > 0) { // a payload announced before: the trailer is newer

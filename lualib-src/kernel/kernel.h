@@ -364,8 +364,10 @@ int kernel_lexit_state(lua_State *L); // S.exit_state
 
 /* Where a span begins: its tag (tag_len bytes), its trace id (NULL or all
  * zero: the tag's), the parent span (0: root), the request's source (0:
- * none) and the stack index of the request's first argument naming it (0:
- * none). */
+ * none), the stack index of the request's first argument naming it (0:
+ * none), and whether it begins with the dispatch of its request (its start
+ * is then the dispatch's clock reading, skynet_dispatch_ns, when there is
+ * one). */
 struct kernel_span_from {
 	const char *tag;
 	size_t tag_len;
@@ -373,6 +375,7 @@ struct kernel_span_from {
 	uint64_t parent;
 	uint32_t source;
 	int name;
+	bool at_dispatch;
 };
 
 /* The service traces: reads config trace_lines the first time. */
@@ -382,6 +385,8 @@ void kernel_span_begin(lua_State *L, struct kernel *k, lua_State *co,
                        const struct kernel_span_from *from);
 /* co ends: its span ends, its tag goes (a "<TRACE> end" line unless quiet). */
 void kernel_trace_end(lua_State *L, struct kernel *k, lua_State *co, bool failed);
+/* The bytes of the trailer co's messages carry (skynet_trace_size); 0 untraced. */
+size_t kernel_trace_room(const struct kernel *k, const lua_State *co);
 /* The trace the running coroutine's messages carry: false when it has no tag. */
 bool kernel_trace_out(const struct kernel *k, struct skynet_trace *out);
 /* Push the tag of co (a string, false, or nil); true when a string. */

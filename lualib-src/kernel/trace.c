@@ -9,7 +9,9 @@
  * coroutine's tracing forced off) and its open span (ids, parent, where and
  * when it began). The table is open addressing with linear probing over
  * pointers to records, at most half full, deleted by backward shift;
- * records are reused from a free list and freed with the kernel. No Lua
+ * records are reused from a free list and freed with the kernel. The last
+ * record found (hot) is checked before the table: one coroutine's record
+ * is looked up several times in a row (its resume, each send, its end). No Lua
  * value is made per span: a tag becomes a Lua string only when Lua asks
  * (skynet.tracetag, a log line). k->traced_n is the table's count, so a
  * service with no traced coroutine pays one branch per message.
@@ -31,7 +33,9 @@
  * one) is kept for the next request from its source (UV_TRACE_SOURCE,
  * k->trace_pending).
  *
- * Units: span times are wall-clock nanoseconds (lua-span.c). A tag is at
+ * Units: span times are monotonic nanoseconds (lua-span.h); a request's
+ * span starts at its dispatch's clock reading when the node profiles,
+ * which saves a clock read per span. A tag is at
  * most SKYNET_TRACE_TAG_MAX bytes: a longer one is cut there.
  *
  * Owns: k->trace, k->traced_n, k->trace_pending, k->trace_quiet and
@@ -66,6 +70,7 @@ struct kernel_trace {
 	struct trace_rec **slot; // cap slots, NULL: empty
 	size_t cap;              // a power of two; count <= cap / 2 (k->traced_n is the count)
 	struct trace_rec *free;
+	struct trace_rec *hot;    // NULL or a record in the table: the last one found
 	char name[SPAN_NAME_MAX]; // the service's name (SERVICE_NAME), read at the first span
 	size_t name_len;
 	bool named;
@@ -91,13 +96,18 @@ home(const struct kernel_trace *t, const lua_State *co) {
 /* The record of co, or NULL. */
 static struct trace_rec *
 rec_of(const struct kernel *k, const lua_State *co) {
-	const struct kernel_trace *t = k->trace;
+	struct kernel_trace *t = k->trace;
 	if (k->traced_n == 0 || co == NULL)
 		return NULL;
+	if (t->hot != NULL && t->hot->co == co)
+		return t->hot;
 	for (size_t i = home(t, co);; i = (i + 1) & (t->cap - 1)) {
 		struct trace_rec *r = t->slot[i];
-		if (r == NULL || r->co == co)
+		if (r == NULL || r->co == co) {
+			if (r != NULL)
+				t->hot = r;
 			return r;
+		}
 	}
 }
 
@@ -148,6 +158,7 @@ rec_put(struct kernel *k, lua_State *co) {
 	r->co = co;
 	r->tag = r->tag_inline;
 	table_place(t, r);
+	t->hot = r;
 	k->traced_n++;
 	return r;
 }
@@ -172,6 +183,8 @@ rec_drop(struct kernel *k, const lua_State *co) {
 		}
 	}
 	t->slot[i] = NULL;
+	if (t->hot == r)
+		t->hot = NULL;
 	if (r->tag != r->tag_inline)
 		skynet_free(r->tag);
 	r->next = t->free;
@@ -243,7 +256,7 @@ static void
 span_close(struct kernel *k, struct trace_rec *r, bool failed) {
 	if (!r->spanned)
 		return;
-	r->span.end_ns = skynet_span_wall_ns();
+	r->span.end_ns = skynet_monotonic_ns();
 	r->span.status = failed ? SPAN_ERROR : SPAN_OK;
 	skynet_span_keep(k->ctx, &r->span);
 	r->spanned = false;
@@ -330,7 +343,8 @@ kernel_span_begin(lua_State *L, struct kernel *k, lua_State *co,
 	s->parent = from->parent;
 	s->source = from->source;
 	s->address = kernel_self(k);
-	s->start_ns = skynet_span_wall_ns();
+	uint64_t at = from->at_dispatch ? skynet_dispatch_ns() : 0;
+	s->start_ns = at != 0 ? at : skynet_monotonic_ns();
 	s->end_ns = 0;
 	s->status = 0;
 	name_span(L, k->trace, s, from->name != 0 ? lua_absindex(L, from->name) : 0);
@@ -351,6 +365,12 @@ kernel_trace_end(lua_State *L, struct kernel *k, lua_State *co, bool failed) {
 		return;
 	}
 	rec_drop(k, co);
+}
+
+size_t
+kernel_trace_room(const struct kernel *k, const lua_State *co) {
+	const struct trace_rec *r = rec_of(k, co);
+	return r != NULL && !r->off ? skynet_trace_size(r->tag_len) : 0;
 }
 
 bool

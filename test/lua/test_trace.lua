@@ -95,6 +95,9 @@ t.case("the callee runs in a child span of the same trace", function()
 	t.eq(caller.parent, nil, "a root")
 	t.eq(caller.name, "test_trace case", "the name given")
 	t.ok(callee.end_ns >= callee.start_ns and caller.end_ns >= callee.end_ns, "times")
+	-- the callee's span starts at its request's dispatch, after the call began
+	t.ok(callee.start_ns >= caller.start_ns, "the callee began after the caller")
+	t.ok(math.abs(caller.start_ns // 1000000000 - os.time()) <= 60, "wall-clock times")
 	-- a send and a redirect are requests in a child span too
 	local sent = in_coroutine(function()
 		local id = tracing.begin()
@@ -220,6 +223,8 @@ t.case("trace_sample = 1: a gate frame begins a trace the agent's request joins"
 	t.ok(agent, "the agent's span")
 	t.eq(agent.traceId, gate.traceId, "one trace")
 	t.eq(agent.parentSpanId, gate.spanId, "the agent's request is the gate's child")
+	local start, stop = tonumber(agent.startTimeUnixNano), tonumber(agent.endTimeUnixNano)
+	t.ok(math.abs(start // 1000000000 - os.time()) <= 60 and stop >= start, "wall-clock times")
 end)
 
 t.start(nil, function()

@@ -1,9 +1,11 @@
 /*
  * Unit tests of the trace trailer (skynet_trace.c) and of its way through
  * the core: attach and parse give back what went in, whatever the tag's
- * length and whether the payload was donated; every cut or corrupt trailer
- * is refused; a traced message reaches its callback as the payload alone
- * (the 0 after it), with skynet_message_trace giving the trace during the
+ * length and whether the payload was donated; a donated allocation with
+ * room to spare gets the trailer in place, any other payload is copied;
+ * every cut or corrupt trailer is refused; a traced message reaches its
+ * callback as the payload alone (the 0 after it), with skynet_message_trace
+ * giving the trace and skynet_dispatch_ns the dispatch's start during the
  * callback only; an untraced one, and a copied payload sent with the flag,
  * carry none.
  */
@@ -64,6 +66,40 @@ round_trip(int *failed) {
 }
 
 static void
+in_place_when_there_is_room(int *failed) {
+	struct skynet_trace t = make_trace("0123456789abcdef0123456789abcdef", 32);
+	size_t room = skynet_trace_size(32);
+	TT_CHECK(room == 32 + 1 + 16 + 8 + 2);
+	char *data = skynet_malloc(7 + room); // as skynet.pack in a traced coroutine
+	memcpy(data, "payload", 7);
+	size_t sz = 7;
+	char *buf = skynet_trace_attach(data, &sz, true, &t);
+	TT_CHECK(buf == data && sz == 7 + room);
+	struct skynet_trace got;
+	size_t len = 0;
+	TT_CHECK(skynet_trace_parse(buf, sz, &got, &len) && len == 7);
+	TT_CHECK(memcmp(buf, "payload", 7) == 0 && got.tag_len == 32 && got.span == t.span);
+	skynet_free(buf);
+	// too small an allocation: a new buffer (the old one freed: ASan checks)
+	data = skynet_malloc(7);
+	memcpy(data, "payload", 7);
+	TT_CHECK(skynet_malloc_usable(data) < 7 + room);
+	sz = 7;
+	buf = skynet_trace_attach(data, &sz, true, &t);
+	TT_CHECK(buf != data && sz == 7 + room && memcmp(buf, "payload", 7) == 0);
+	skynet_free(buf);
+	// room, but not donated: the caller's memory is never written
+	char mine[128];
+	memset(mine, 'm', sizeof(mine));
+	memcpy(mine, "payload", 7);
+	sz = 7;
+	buf = skynet_trace_attach(mine, &sz, false, &t);
+	TT_CHECK(buf != mine && mine[7] == 'm' && mine[sizeof(mine) - 1] == 'm');
+	TT_CHECK(skynet_trace_parse(buf, sz, &got, &len) && len == 7);
+	skynet_free(buf);
+}
+
+static void
 malformed_is_refused(int *failed) {
 	struct skynet_trace t = make_trace("0123456789abcdef", 16);
 	size_t sz = 5;
@@ -91,6 +127,7 @@ static struct {
 	bool traced, terminated;
 	struct skynet_trace trace;
 	char tag[32];
+	uint64_t dispatch_ns, cb_ns;
 } SEEN;
 
 static int
@@ -98,6 +135,8 @@ seen_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t so
         const void *msg, size_t sz) {
 	SEEN.n++;
 	SEEN.sz = sz;
+	SEEN.dispatch_ns = skynet_dispatch_ns();
+	SEEN.cb_ns = skynet_monotonic_ns();
 	memcpy(SEEN.text, msg, sz < sizeof(SEEN.text) ? sz : sizeof(SEEN.text));
 	SEEN.terminated = ((const char *)msg)[sz] == '\0';
 	const struct skynet_trace *t = skynet_message_trace();
@@ -133,6 +172,9 @@ dispatch_strips_the_trailer(int *failed) {
 	TT_CHECK(SEEN.traced && SEEN.trace.tag_len == 7 && memcmp(SEEN.tag, "the-tag", 7) == 0);
 	TT_CHECK(SEEN.trace.span == t.span && memcmp(SEEN.trace.trace, t.trace, 16) == 0);
 	TT_CHECK(skynet_message_trace() == NULL); // only during the callback
+	// the dispatch's clock reading, taken before the callback (the node profiles)
+	TT_CHECK(SEEN.dispatch_ns != 0 && SEEN.dispatch_ns <= SEEN.cb_ns);
+	TT_CHECK(skynet_dispatch_ns() == 0);
 	skynet_send(ctx, 0, h, PTYPE_TEXT, 0, "plain", 5);
 	skynet_context_dispatchall(ctx);
 	TT_CHECK(SEEN.n == 2 && SEEN.sz == 5 && !SEEN.traced);
@@ -147,6 +189,7 @@ int
 main(void) {
 	skynet_globalinit();
 	TT_RUN(round_trip);
+	TT_RUN(in_place_when_there_is_room);
 	TT_RUN(malformed_is_refused);
 	TT_RUN(dispatch_strips_the_trailer);
 	skynet_globalexit();
