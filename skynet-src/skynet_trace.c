@@ -53,7 +53,7 @@ skynet_trace_attach(void *data, size_t *sz, bool donated, const struct skynet_tr
 	if (t->tag_len > SKYNET_TRACE_TAG_MAX)
 		return NULL;
 	size_t len = data != NULL ? *sz : 0;
-	size_t total = len + TRACE_FIXED + t->tag_len;
+	size_t total = len + skynet_trace_size(t->tag_len);
 	char *buf;
 	if (donated && data != NULL && skynet_malloc_usable(data) >= total) {
 		buf = data; // the room is there: in place
