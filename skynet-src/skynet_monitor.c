@@ -16,6 +16,7 @@ struct skynet_monitor {
 	ATOM_INT version;
 	ATOM_U32 source;
 	ATOM_U32 destination;
+	ATOM_INT owing;    // see skynet_monitor_owing
 	int check_version; // monitor thread only
 	int reported;      // monitor thread only: the version already logged
 };
@@ -63,4 +64,9 @@ skynet_monitor_check(struct skynet_monitor *sm) {
 uint32_t
 skynet_monitor_running(struct skynet_monitor *sm) {
 	return ATOM_LOAD_RELAXED(&sm->destination);
+}
+
+ATOM_INT *
+skynet_monitor_owing(struct skynet_monitor *sm) {
+	return &sm->owing;
 }

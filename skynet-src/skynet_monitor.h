@@ -9,6 +9,8 @@
  * (0, 0) after; the monitor thread checks every record every 5 s.
  */
 
+#include "atomic.h"
+
 #include <stdint.h>
 
 struct skynet_monitor;
@@ -27,5 +29,13 @@ uint32_t skynet_monitor_check(struct skynet_monitor *sm);
 
 /* The service the worker of sm runs now (0: none). Any thread; racy by nature. */
 uint32_t skynet_monitor_running(struct skynet_monitor *sm);
+
+/*
+ * The worker's "owes a wake-up" flag: nonzero while the message it runs has
+ * pushed a queue into the global queue without waking anyone (skynet_start.c
+ * gives the rule). The worker sets and clears it through this slot
+ * (skynet_mq_defer_wakeup); the timer thread reads it.
+ */
+ATOM_INT *skynet_monitor_owing(struct skynet_monitor *sm);
 
 #endif

@@ -62,6 +62,10 @@
  * Wake-up hook (the scheduler's): called after every push into the global
  * queue, and after every pop that leaves other queues in it, so that a
  * worker taking one of several queues hands the rest on to a sleeping one.
+ * A thread may defer the pushes' calls (skynet_mq_defer_wakeup): a worker
+ * does while it runs a message, since it looks at the global queue itself
+ * once the message ends (skynet_start.c gives the rule). The deferral is a
+ * thread-local flag, so it touches no shared line.
  *
  * Locking: each queue's spinlock covers its rings (the lane too), in_global,
  * priority, release and overload fields; the global queue has its own
@@ -120,6 +124,10 @@ struct global_queue {
 static struct global_queue *GLOBAL_QUEUE = NULL;
 static skynet_mq_wakeup_cb WAKEUP = NULL;
 static skynet_mq_weigh_cb WEIGH[256]; // by message type; set before any thread
+/* This thread's deferral: DEFER_OFF, or DEFER_ON until a push skips the hook, then DEFER_OWED. */
+enum { DEFER_OFF, DEFER_ON, DEFER_OWED };
+static __thread int DEFER = DEFER_OFF;
+static __thread ATOM_INT *DEFER_SIGN; // set while DEFER_OWED, for other threads to see
 
 void
 skynet_globalmq_push(struct message_queue *q) {
@@ -134,6 +142,31 @@ skynet_globalmq_push(struct message_queue *q) {
 		g->tail = q;
 	}
 	SPIN_UNLOCK(g);
+	if (DEFER == DEFER_ON) {
+		DEFER = DEFER_OWED;
+		ATOM_STORE_RELAXED(DEFER_SIGN, 1);
+	} else if (DEFER == DEFER_OFF && WAKEUP) {
+		WAKEUP();
+	}
+}
+
+void
+skynet_mq_defer_wakeup(ATOM_INT *sign) {
+	DEFER = DEFER_ON;
+	DEFER_SIGN = sign;
+}
+
+bool
+skynet_mq_owed_wakeup(void) {
+	bool owed = DEFER == DEFER_OWED;
+	if (owed)
+		ATOM_STORE_RELAXED(DEFER_SIGN, 0);
+	DEFER = DEFER_OFF;
+	return owed;
+}
+
+void
+skynet_mq_wakeup(void) {
 	if (WAKEUP)
 		WAKEUP();
 }
@@ -344,6 +377,14 @@ ring_pop(struct message_queue *q, struct skynet_message *m) {
 	return true;
 }
 
+/* The held queue q is empty: it stops being held (a push links it again). Under q's lock. */
+static void
+leave_global(struct message_queue *q) {
+	q->overload_threshold = MQ_OVERLOAD;
+	q->bytes = 0;
+	q->in_global = 0;
+}
+
 int
 skynet_mq_pop(struct message_queue *q, struct skynet_message *message) {
 	SPIN_LOCK(q);
@@ -357,12 +398,20 @@ skynet_mq_pop(struct message_queue *q, struct skynet_message *message) {
 			q->overload_threshold *= 2;
 		}
 	} else {
-		q->overload_threshold = MQ_OVERLOAD;
-		q->bytes = 0;
-		q->in_global = 0;
+		leave_global(q);
 	}
 	SPIN_UNLOCK(q);
 	return got ? 0 : 1;
+}
+
+bool
+skynet_mq_leave(struct message_queue *q) {
+	SPIN_LOCK(q);
+	bool empty = queue_length(q) == 0;
+	if (empty)
+		leave_global(q);
+	SPIN_UNLOCK(q);
+	return empty;
 }
 
 static void

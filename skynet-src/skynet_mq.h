@@ -8,6 +8,8 @@
  * the global run queue of service queues. See skynet_mq.c for the invariants.
  */
 
+#include "atomic.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,8 +64,20 @@ void skynet_mq_set_weigh(int type, skynet_mq_weigh_cb cb);
 /* Install the wake-up hook (NULL for none). Not thread-safe: set before the workers start. */
 void skynet_mq_set_wakeup(skynet_mq_wakeup_cb cb);
 
-/* Append q to the global queue. Thread-safe. */
+/* Append q to the global queue. Thread-safe. Calls the hook unless this thread defers it. */
 void skynet_globalmq_push(struct message_queue *q);
+/*
+ * Deferred wake-ups, for the calling thread only: after
+ * skynet_mq_defer_wakeup, its pushes into the global queue skip the hook
+ * until skynet_mq_owed_wakeup, which ends the deferral and returns whether
+ * one was skipped. The caller then owes that wake-up: it calls
+ * skynet_mq_wakeup, or pops the global queue itself without waiting.
+ * Meanwhile *sign is 1 (a relaxed store on the first skipped hook, back to
+ * 0 when the deferral ends), so another thread can see a wake-up is owed.
+ */
+void skynet_mq_defer_wakeup(ATOM_INT *sign);
+bool skynet_mq_owed_wakeup(void);
+void skynet_mq_wakeup(void);
 /* Take the head of the global queue, or NULL. Thread-safe; calls the hook if others remain. */
 struct message_queue *skynet_globalmq_pop(void);
 /* True when the global queue holds no service queue (a racy snapshot). */
@@ -93,6 +107,12 @@ uint32_t skynet_mq_handle(struct message_queue *q);
  * are empty (which leaves the global queue).
  */
 int skynet_mq_pop(struct message_queue *q, struct skynet_message *message);
+/*
+ * The holder of q is done with it: if both lanes are empty, q leaves the
+ * global queue as an empty pop would (the next push links it again) and
+ * this returns true; otherwise false, and q stays held.
+ */
+bool skynet_mq_leave(struct message_queue *q);
 /* Append a copy of *message; joins the global queue if it was outside. */
 void skynet_mq_push(struct message_queue *q, struct skynet_message *message);
 

@@ -69,6 +69,10 @@
  *   it had begun (lualib-src/kernel/init.c); the launcher is told as it is
  *   of a failed start (tell_launcher), so a launch in progress fails too.
  *
+ * Wake-ups: while a worker runs a message, the queues it pushes wake
+ * nobody; the worker takes them itself when the message ends, or pays the
+ * wake then (dispatch_message_deferred; skynet_start.c gives the rule).
+ *
  * Units: cpu_cost and cpu_start are microseconds of CLOCK_MONOTONIC (read
  * through the vDSO, no system call): the time a worker spent inside the
  * service's callback, which equals its CPU time unless the worker thread
@@ -100,6 +104,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/*
+ * A worker that ran this many messages in a row, each leaving work behind
+ * for the next, wakes a sleeper to share the chain (dispatch_message_deferred).
+ */
+#define OWN_CHAIN_WAKE 8
 
 struct skynet_context {
 	struct skynet_mailbox box; // first: handle, queue, sessions, flow state (skynet_post.h)
@@ -583,8 +593,46 @@ dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
 	return end;
 }
 
+/*
+ * Messages in a row, on this worker since it last found nothing to do, that
+ * pushed work without waking anyone (see dispatch_message_deferred).
+ */
+static __thread int OWN_CHAIN;
+
+/*
+ * dispatch_message for a worker's turn: what the message pushes into the
+ * global queue wakes nobody while it runs (skynet_start.c's top comment).
+ * The worker pays the wake-up it owes when the message ends: at once if its
+ * turn goes on with this service's next message, or if this is the
+ * OWN_CHAIN_WAKE-th message in a row that left work behind (a long chain:
+ * a second worker may share it); otherwise it is about to pop the global
+ * queue itself, which wakes another worker if more than one queue waits.
+ */
+static uint64_t
+dispatch_message_deferred(struct skynet_monitor *sm, struct skynet_context *ctx,
+                          struct skynet_message *msg, bool turn_goes_on) {
+	skynet_mq_defer_wakeup(skynet_monitor_owing(sm));
+	uint64_t end_us = dispatch_message(ctx, msg);
+	if (skynet_mq_owed_wakeup() && (turn_goes_on || ++OWN_CHAIN >= OWN_CHAIN_WAKE)) {
+		OWN_CHAIN = 0;
+		skynet_mq_wakeup();
+	}
+	return end_us;
+}
+
+static struct message_queue *worker_turn(struct skynet_monitor *sm, struct message_queue *q,
+                                         int weight);
+
 struct message_queue *
 skynet_context_message_dispatch(struct skynet_monitor *sm, struct message_queue *q, int weight) {
+	struct message_queue *next = worker_turn(sm, q, weight);
+	if (next == NULL)
+		OWN_CHAIN = 0; // the worker goes idle: the chain ended
+	return next;
+}
+
+static struct message_queue *
+worker_turn(struct skynet_monitor *sm, struct message_queue *q, int weight) {
 	if (q == NULL) {
 		q = skynet_globalmq_pop();
 		if (q == NULL)
@@ -617,7 +665,7 @@ skynet_context_message_dispatch(struct skynet_monitor *sm, struct message_queue 
 		if (ctx->cb == NULL)
 			free_payload(skynet_message_type(msg.sz), msg.data, msg.sz & MESSAGE_TYPE_MASK);
 		else
-			end_us = dispatch_message(ctx, &msg);
+			end_us = dispatch_message_deferred(sm, ctx, &msg, i + 1 < n);
 		skynet_monitor_trigger(sm, 0, 0);
 		if (skynet_budget_cpu_over(&ctx->budget, ATOM_LOAD_RELAXED(&ctx->cpu_cost)))
 			break; // over its CPU budget: let budget_check decide now
@@ -625,6 +673,14 @@ skynet_context_message_dispatch(struct skynet_monitor *sm, struct message_queue 
 	assert(q == ctx->box.queue);
 	flow_check_mark(ctx);
 	if (budget_check(ctx, q, end_us)) {
+		skynet_context_release(ctx);
+		return skynet_globalmq_pop();
+	}
+	if (skynet_mq_leave(q)) {
+		/*
+		 * Drained: let it go rather than hand it back empty, which would
+		 * wake a worker only to find nothing in it.
+		 */
 		skynet_context_release(ctx);
 		return skynet_globalmq_pop();
 	}

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct skynet_config {
 	int thread;              // worker count, 1..1024
@@ -36,5 +37,10 @@ struct skynet_config {
  * Exits the process with 1 on a boot failure.
  */
 int skynet_start(struct skynet_config *config);
+
+/* How many times a sleeping worker was signalled since the process started. */
+uint64_t skynet_worker_wakeups(void);
+/* How many of those the timer thread made for a message's owed wake-up. */
+uint64_t skynet_worker_nudges(void);
 
 #endif

@@ -248,6 +248,66 @@ pop_passes_wakeup_on(int *failed) {
 	skynet_mq_exit();
 }
 
+/*
+ * A held queue its worker is done with: skynet_mq_leave lets it go only when
+ * empty (the next push links it again and wakes); a queue with messages
+ * stays held. Deferred pushes skip the hook, mark the sign and report the
+ * owed wake; pops are not deferred.
+ */
+static void
+leave_and_deferred_wakeups(int *failed) {
+	skynet_mq_init();
+	skynet_mq_set_wakeup(count_wakeup);
+	WAKEUPS = 0;
+	struct message_queue *q = skynet_mq_create(1);
+	struct message_queue *other = skynet_mq_create(2);
+	struct skynet_message m = msg_n(1);
+	skynet_globalmq_push(q);
+	skynet_globalmq_push(other);
+	TT_CHECK(WAKEUPS == 2);
+	TT_CHECK(skynet_globalmq_pop() == q);
+	TT_CHECK(skynet_globalmq_pop() == other);
+	skynet_mq_push(q, &m); // held: not linked
+	TT_CHECK(!skynet_mq_leave(q));
+	TT_CHECK(skynet_globalmq_empty());
+	TT_CHECK(skynet_mq_pop(q, &m) == 0);
+	TT_CHECK(skynet_mq_leave(q)); // drained: let go, not handed back
+	TT_CHECK(skynet_globalmq_empty());
+	TT_CHECK(WAKEUPS == 3); // the pop of q left other behind
+	ATOM_INT sign = 0;
+	skynet_mq_defer_wakeup(&sign);
+	skynet_mq_push(q, &m); // links q again, without the hook
+	TT_CHECK(WAKEUPS == 3);
+	TT_CHECK(ATOM_LOAD(&sign) == 1);
+	TT_CHECK(skynet_mq_pop(other, &m) == 1); // other is empty: leaves
+	skynet_mq_push(other, &m);
+	TT_CHECK(WAKEUPS == 3);
+	TT_CHECK(skynet_globalmq_pop() == q); // others remain: pops still hand them on
+	TT_CHECK(WAKEUPS == 4);
+	TT_CHECK(skynet_mq_owed_wakeup());
+	TT_CHECK(ATOM_LOAD(&sign) == 0);
+	TT_CHECK(!skynet_mq_owed_wakeup()); // ended
+	skynet_mq_defer_wakeup(&sign);
+	TT_CHECK(!skynet_mq_owed_wakeup()); // nothing pushed: nothing owed
+	TT_CHECK(skynet_mq_pop(q, &m) == 0);
+	TT_CHECK(skynet_mq_leave(q));
+	skynet_mq_push(q, &m); // not deferred any more
+	TT_CHECK(WAKEUPS == 5);
+	skynet_mq_set_wakeup(NULL);
+	struct message_queue *both[2] = {other, q};
+	for (int i = 0; i < 2; i++) {
+		TT_CHECK(skynet_globalmq_pop() == both[i]);
+		while (skynet_mq_pop(both[i], &m) == 0)
+			;
+	}
+	TT_CHECK(skynet_globalmq_empty());
+	for (int i = 0; i < 2; i++) {
+		skynet_mq_mark_release(both[i]);
+		skynet_mq_release(skynet_globalmq_pop(), NULL, NULL);
+	}
+	skynet_mq_exit();
+}
+
 static int DROPPED;
 
 static void
@@ -732,5 +792,6 @@ main(void) {
 	TT_RUN(lane_off_again_keeps_its_messages_ahead);
 	TT_RUN(lane_counts_and_membership);
 	TT_RUN(lane_concurrent_producers);
+	TT_RUN(leave_and_deferred_wakeups);
 	return tt_summary();
 }

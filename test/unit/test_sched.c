@@ -32,6 +32,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define NSVC  12
@@ -548,6 +549,241 @@ idle_worker_woken_for_queued_work(int *failed) {
 }
 
 /*
+ * own pushes: two services pass a message back and forth, each busy for
+ * RALLY_BUSY_US (longer than a spin, so an idle worker gives up spinning
+ * and sleeps). The worker running one's message pushes the other's queue
+ * without waking anyone and takes it itself when the message ends.
+ * Short rallies (RALLY_SHORT hops, started by a virtual-time timeout once
+ * both workers sleep) cost the timer's one wake each and nothing more;
+ * waking on each push costs one wake per hop. A long rally (RALLY_LONG
+ * hops in a row) wakes a sleeper once per OWN_CHAIN_WAKE (8) hops, so a
+ * second worker can share a long chain: at least once, at most about
+ * RALLY_LONG / 8 times.
+ */
+#define RALLY_ROUNDS  20
+#define RALLY_SHORT   3
+#define RALLY_LONG    300
+#define RALLY_BUSY_US 100
+
+static uint32_t RALLY[2];
+static uint32_t RALLY_DRIVER;
+static int RALLY_ROUND; // driver only
+static int RALLY_HOPS;  // hops per rally of this run
+static int RALLY_HOP;   // the last hop run (the hops are sequential)
+static uint64_t RALLY_WAKES_AT_START;
+static uint64_t RALLY_WAKES;
+
+static void
+busy_us(int us) {
+	uint64_t until = now_us() + (uint64_t)us;
+	while (now_us() < until)
+		pause_cpu();
+}
+
+static int
+rally_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+         const void *msg, size_t sz) {
+	uint32_t self = skynet_context_handle(ctx);
+	uint32_t other = self == RALLY[0] ? RALLY[1] : RALLY[0];
+	if (session < 0) {
+		skynet_command(ctx, "EXIT", NULL);
+		return 0;
+	}
+	busy_us(RALLY_BUSY_US);
+	RALLY_HOP = session;
+	if (session < RALLY_HOPS)
+		skynet_send(ctx, 0, other, PTYPE_TEXT, session + 1, NULL, 0);
+	else
+		skynet_send(ctx, 0, RALLY_DRIVER, PTYPE_TEXT, 0, NULL, 0); // the rally is over
+	return 0;
+}
+
+static int
+rally_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	skynet_callback(ctx, NULL, rally_cb);
+	return 0;
+}
+
+/* A timeout starts each rally; the rally's last hop reports back. */
+static int
+rally_driver_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+                const void *msg, size_t sz) {
+	if (type == PTYPE_RESPONSE) {
+		if (RALLY_ROUND++ == 0)
+			RALLY_WAKES_AT_START = skynet_worker_wakeups();
+		skynet_send(ctx, 0, RALLY[0], PTYPE_TEXT, 1, NULL, 0);
+		return 0;
+	}
+	int rounds = RALLY_HOPS == RALLY_SHORT ? RALLY_ROUNDS : 1;
+	if (RALLY_ROUND < rounds) {
+		skynet_command(ctx, "TIMEOUT", "1");
+		return 0;
+	}
+	RALLY_WAKES = skynet_worker_wakeups() - RALLY_WAKES_AT_START;
+	for (int i = 0; i < 2; i++)
+		skynet_send(ctx, 0, RALLY[i], PTYPE_TEXT, -1, NULL, 0);
+	skynet_command(ctx, "EXIT", NULL);
+	return 0;
+}
+
+static int
+rally_driver_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	RALLY_DRIVER = skynet_context_handle(ctx);
+	RALLY[0] = skynet_context_new("rally", NULL);
+	RALLY[1] = skynet_context_new("rally", NULL);
+	RALLY_ROUND = 0;
+	RALLY_HOP = 0;
+	skynet_callback(ctx, NULL, rally_driver_cb);
+	skynet_command(ctx, "TIMEOUT", "1");
+	return 0;
+}
+
+static void
+own_pushes_wake_nobody(int *failed) {
+	RALLY_HOPS = RALLY_SHORT;
+	run_node(2, "rally_driver", true);
+	TT_CHECK(RALLY_ROUND == RALLY_ROUNDS && RALLY_HOP == RALLY_SHORT);
+	// One wake per rally is the timer's; waking on each push would add RALLY_SHORT more.
+	TT_CHECK(RALLY_WAKES <= RALLY_ROUNDS + RALLY_ROUNDS / 2);
+	if (RALLY_WAKES > RALLY_ROUNDS + RALLY_ROUNDS / 2)
+		fprintf(stderr, "  %llu wakes in %d short rallies\n", (unsigned long long)RALLY_WAKES,
+		        RALLY_ROUNDS);
+	TT_CHECK(skynet_context_total() == 0);
+	RALLY_HOPS = RALLY_LONG;
+	run_node(2, "rally_driver", true);
+	TT_CHECK(RALLY_HOP == RALLY_LONG);
+	TT_CHECK(RALLY_WAKES >= 1 && RALLY_WAKES <= RALLY_LONG / 8 + 4);
+	if (RALLY_WAKES < 1 || RALLY_WAKES > RALLY_LONG / 8 + 4)
+		fprintf(stderr, "  %llu wakes in a rally of %d hops\n", (unsigned long long)RALLY_WAKES,
+		        RALLY_LONG);
+	TT_CHECK(skynet_context_total() == 0);
+}
+
+/*
+ * idle node: a node of 2 workers whose only work is a service ticking
+ * every 10 ms (real time) for IDLE_TICKS ticks. Each tick wakes a worker,
+ * which finds nothing more, spins briefly at most and sleeps. The process's
+ * CPU time over the wall time of the ticks stays under IDLE_CPU_CAP (a
+ * worker that kept spinning would hold a whole core: a ratio near 1).
+ */
+#define IDLE_TICKS   30
+#define IDLE_CPU_CAP 0.10
+
+static int IDLE_TICK;
+static uint64_t IDLE_WALL0;
+static uint64_t IDLE_CPU0;
+static double IDLE_RATIO;
+
+static uint64_t
+cpu_us(void) {
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+static int
+idler_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+         const void *msg, size_t sz) {
+	if (++IDLE_TICK == 1) {
+		IDLE_WALL0 = now_us(); // measured from the first tick: boot is not idle
+		IDLE_CPU0 = cpu_us();
+	} else if (IDLE_TICK == IDLE_TICKS) {
+		IDLE_RATIO = (double)(cpu_us() - IDLE_CPU0) / (double)(now_us() - IDLE_WALL0);
+		skynet_command(ctx, "EXIT", NULL);
+		return 0;
+	}
+	skynet_command(ctx, "TIMEOUT", "1");
+	return 0;
+}
+
+static int
+idler_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	IDLE_TICK = 0;
+	skynet_callback(ctx, NULL, idler_cb);
+	skynet_command(ctx, "TIMEOUT", "1");
+	return 0;
+}
+
+static void
+idle_node_costs_no_cpu(int *failed) {
+	IDLE_RATIO = 1;
+	run_node(2, "idler", false);
+	TT_CHECK(IDLE_TICK == IDLE_TICKS);
+	TT_CHECK(IDLE_RATIO < IDLE_CPU_CAP);
+	if (getenv("TT_VERBOSE") || IDLE_RATIO >= IDLE_CPU_CAP)
+		fprintf(stderr, "  idle node: %.4f of a core\n", IDLE_RATIO);
+	TT_CHECK(skynet_context_total() == 0);
+}
+
+/*
+ * long message: in virtual time a timeout fires once both workers sleep and
+ * wakes one, which runs "holder". Its message pushes "waiter" (no wake: the
+ * worker owes it) and then blocks until the waiter ran, as a long
+ * computation would. The timer thread sees the owed wake and wakes the
+ * sleeping worker for the waiter; without it the waiter would wait for the
+ * holder's message to end, and the holder gives up after LONG_DEADLINE_US.
+ */
+#define LONG_DEADLINE_US 5000000L
+
+static uint32_t LONG_WAITER;
+static struct skynet_cond LONG_COND;
+static bool LONG_WAITER_RAN; // LONG_COND
+static bool LONG_IN_TIME;
+
+static int
+long_waiter_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+               const void *msg, size_t sz) {
+	skynet_cond_lock(&LONG_COND);
+	LONG_WAITER_RAN = true;
+	skynet_cond_broadcast(&LONG_COND);
+	skynet_cond_unlock(&LONG_COND);
+	skynet_command(ctx, "EXIT", NULL);
+	return 0;
+}
+
+static int
+long_waiter_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	skynet_callback(ctx, NULL, long_waiter_cb);
+	return 0;
+}
+
+static int
+long_holder_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
+               const void *msg, size_t sz) {
+	skynet_send(ctx, 0, LONG_WAITER, PTYPE_TEXT, 0, NULL, 0);
+	uint64_t deadline = now_us() + LONG_DEADLINE_US;
+	skynet_cond_lock(&LONG_COND);
+	uint64_t now;
+	while (!LONG_WAITER_RAN && (now = now_us()) < deadline)
+		skynet_cond_timedwait(&LONG_COND, (long)(deadline - now));
+	LONG_IN_TIME = LONG_WAITER_RAN;
+	skynet_cond_unlock(&LONG_COND);
+	skynet_command(ctx, "EXIT", NULL);
+	return 0;
+}
+
+static int
+long_holder_init(void *inst, struct skynet_context *ctx, const char *parm) {
+	LONG_WAITER = skynet_context_new("long_waiter", NULL);
+	skynet_callback(ctx, NULL, long_holder_cb);
+	skynet_command(ctx, "TIMEOUT", "1");
+	return 0;
+}
+
+static void
+long_message_does_not_hold_its_pushes(int *failed) {
+	skynet_cond_init(&LONG_COND);
+	LONG_WAITER_RAN = LONG_IN_TIME = false;
+	uint64_t nudges = skynet_worker_nudges();
+	run_node(2, "long_holder", true);
+	TT_CHECK(LONG_IN_TIME);
+	TT_CHECK(skynet_worker_nudges() > nudges);
+	TT_CHECK(skynet_context_total() == 0);
+	skynet_cond_destroy(&LONG_COND);
+}
+
+/*
  * sighup: after a few virtual-time timeouts (so the timer thread has looked
  * at the pending-signal flag already), a service sends SIGHUP to the main
  * thread, which is blocked joining the node's threads (where a kill -HUP
@@ -602,6 +838,11 @@ insert_modules(void) {
 	    {.name = "wake", .init = wake_init},
 	    {.name = "wake_driver", .init = wake_driver_init},
 	    {.name = "hup", .init = hup_init},
+	    {.name = "rally", .init = rally_init},
+	    {.name = "rally_driver", .init = rally_driver_init},
+	    {.name = "long_waiter", .init = long_waiter_init},
+	    {.name = "long_holder", .init = long_holder_init},
+	    {.name = "idler", .init = idler_init},
 	};
 	for (size_t i = 0; i < sizeof(mods) / sizeof(mods[0]); i++)
 		skynet_module_insert(&mods[i]);
@@ -617,6 +858,9 @@ main(void) {
 	TT_RUN(monitor_flags_endless_once);
 	TT_RUN(overload_warned_once_per_doubling);
 	TT_RUN(idle_worker_woken_for_queued_work);
+	TT_RUN(own_pushes_wake_nobody);
+	TT_RUN(long_message_does_not_hold_its_pushes);
+	TT_RUN(idle_node_costs_no_cpu);
 	TT_RUN(sighup_reaches_logger);
 	skynet_env_exit();
 	skynet_globalexit();
