@@ -594,8 +594,8 @@ dispatch_message(struct skynet_context *ctx, struct skynet_message *msg) {
 }
 
 /*
- * Messages in a row, on this worker since it last found nothing to do, that
- * pushed work without waking anyone (see dispatch_message_deferred).
+ * Messages this worker ran since it last found nothing to do (or last paid
+ * a wake) that pushed work without waking anyone (dispatch_message_deferred).
  */
 static __thread int OWN_CHAIN;
 
@@ -604,8 +604,8 @@ static __thread int OWN_CHAIN;
  * global queue wakes nobody while it runs (skynet_start.c's top comment).
  * The worker pays the wake-up it owes when the message ends: at once if its
  * turn goes on with this service's next message, or if this is the
- * OWN_CHAIN_WAKE-th message in a row that left work behind (a long chain:
- * a second worker may share it); otherwise it is about to pop the global
+ * OWN_CHAIN_WAKE-th message since it was idle that left work behind (a long
+ * chain: a second worker may share it); otherwise it is about to pop the global
  * queue itself, which wakes another worker if more than one queue waits.
  */
 static uint64_t
