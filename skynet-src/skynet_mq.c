@@ -109,6 +109,7 @@ struct message_queue {
 	int overload;
 	int overload_threshold;
 	bool priority;                // the service opted in to the lane
+	bool emptied;                 // the holder's last pop took the last message (holder only)
 	size_t bytes;                 // payload bytes of the pending messages (both rings)
 	struct skynet_message *queue; // owned ring
 	struct mq_lane *lane;         // owned; NULL until the first priority message
@@ -217,6 +218,7 @@ skynet_mq_create(uint32_t handle) {
 	q->overload_threshold = MQ_OVERLOAD;
 	q->bytes = 0;
 	q->priority = false;
+	q->emptied = false;
 	q->queue = skynet_malloc(sizeof(struct skynet_message) * q->cap);
 	q->lane = NULL;
 	q->next = NULL;
@@ -393,6 +395,7 @@ skynet_mq_pop(struct message_queue *q, struct skynet_message *message) {
 		size_t bytes = message_bytes(message);
 		q->bytes = q->bytes > bytes ? q->bytes - bytes : 0;
 		int length = queue_length(q);
+		q->emptied = length == 0;
 		while (length > q->overload_threshold) {
 			q->overload = length;
 			q->overload_threshold *= 2;
@@ -406,6 +409,12 @@ skynet_mq_pop(struct message_queue *q, struct skynet_message *message) {
 
 bool
 skynet_mq_leave(struct message_queue *q) {
+	/*
+	 * Only the holder pops, so a queue its last pop left non-empty still is:
+	 * no lock needed to say so (the lock is the busy sink's hottest line).
+	 */
+	if (!q->emptied)
+		return false;
 	SPIN_LOCK(q);
 	bool empty = queue_length(q) == 0;
 	if (empty)
