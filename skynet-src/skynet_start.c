@@ -45,10 +45,11 @@
  * chain is 2-3 messages per node, under 8.
  * The turn's end also lets go of a drained queue (skynet_mq_leave) instead
  * of handing it back empty, which woke a worker for nothing.
- * Measured on two nodes of 2 workers on 2 cores (bench_cluster.sh): the
- * sequential cross-node call went from 146-163 us to 69-115 us, and the
- * CPU per call from 156-168 us to 115-125 us; neither change alone moved
- * them (the deferred wake came back as the empty hand-back's wake).
+ * Measured on two nodes of 2 workers on 2 cores (bench_cluster.sh, 5
+ * alternating runs, medians): the sequential cross-node call went from 156
+ * to 110 us, and the CPU per call from 164 to 125 us; neither change alone
+ * moved them (the deferred wake came back as the empty hand-back's wake).
+ * docs/scheduling.md has the figures.
  * The price: a queue pushed by a message that runs long waits for that
  * message to end, or for the timer thread: each time it wakes (every tick
  * while timers are pending, at least every TIMER_MAX_SLEEP_US), if the
@@ -217,18 +218,26 @@ skynet_worker_nudges(void) {
 	return ATOM_LOAD_RELAXED(&NUDGES);
 }
 
-static void
-wakeup(void) {
+/* Signal one sleeper unless a worker spins (it will take the work). True when one was signalled. */
+static bool
+wake_one(void) {
 	struct monitor *m = THREADS;
 	ATOM_FENCE(); // order the global-queue append before these reads (see top comment)
 	if (ATOM_LOAD(&m->spinning) > 0)
-		return;
-	if (ATOM_LOAD(&m->sleep) > 0) {
-		ATOM_FADD_RELAXED(&WAKEUPS, 1);
-		skynet_cond_lock(&m->cond);
-		skynet_cond_signal(&m->cond);
-		skynet_cond_unlock(&m->cond);
-	}
+		return false;
+	if (ATOM_LOAD(&m->sleep) == 0)
+		return false;
+	ATOM_FADD_RELAXED(&WAKEUPS, 1);
+	skynet_cond_lock(&m->cond);
+	skynet_cond_signal(&m->cond);
+	skynet_cond_unlock(&m->cond);
+	return true;
+}
+
+/* The global queue's wake-up hook. */
+static void
+wakeup(void) {
+	(void)wake_one();
 }
 
 /*
@@ -242,8 +251,8 @@ nudge_workers(struct monitor *m) {
 		return;
 	for (int i = 0; i < m->count; i++) {
 		if (ATOM_LOAD_RELAXED(skynet_monitor_owing(m->m[i]))) {
-			ATOM_FADD_RELAXED(&NUDGES, 1);
-			wakeup();
+			if (wake_one())
+				ATOM_FADD_RELAXED(&NUDGES, 1);
 			return;
 		}
 	}
