@@ -146,8 +146,8 @@ skynet_globalmq_push(struct message_queue *q) {
 	if (DEFER == DEFER_ON) {
 		DEFER = DEFER_OWED;
 		ATOM_STORE_RELAXED(DEFER_SIGN, 1);
-	} else if (DEFER == DEFER_OFF && WAKEUP) {
-		WAKEUP();
+	} else if (DEFER == DEFER_OFF) {
+		skynet_mq_wakeup();
 	}
 }
 
@@ -189,8 +189,8 @@ skynet_globalmq_pop(void) {
 	}
 	SPIN_UNLOCK(g);
 	// Others wait behind this one: hand them on to another worker.
-	if (more && WAKEUP)
-		WAKEUP();
+	if (more)
+		skynet_mq_wakeup();
 	return mq;
 }
 
