@@ -110,7 +110,9 @@ int skynet_send(struct skynet_context *ctx, uint32_t source, uint32_t destinatio
  * The trace a message carries from a traced coroutine to the service it
  * calls or sends to, inside one node: the sender's trace tag (tag_len bytes,
  * not NUL-terminated), its trace id (all zero: the receiver derives it from
- * the tag) and its span id (0: none, the receiver's span is a root).
+ * the tag) and its span id (0: none, the receiver's span is a root). A tag
+ * NULL is the trace id itself as 32 lower-case hex digits (a trace begun in
+ * skywheel): the id travels alone (tag_len is then 0; the id is not zero).
  */
 #define SKYNET_TRACE_TAG_MAX 1024
 struct skynet_trace {
@@ -120,7 +122,7 @@ struct skynet_trace {
 	uint64_t span;
 };
 
-/* The bytes skynet_trace_attach appends for a tag of tag_len bytes. */
+/* The bytes skynet_trace_attach appends for a tag of tag_len bytes (0: a NULL tag). */
 size_t skynet_trace_size(size_t tag_len);
 
 /*

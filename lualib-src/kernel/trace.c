@@ -5,8 +5,9 @@
  * The records. A traced coroutine has a record (struct trace_rec) in the
  * kernel's table of traced coroutines (k->trace, made at the first trace),
  * found by the coroutine's lua_State address: its tag (skynet's trace tag:
- * for traces begun here, the 32 hex digits of the trace id; or false, the
- * coroutine's tracing forced off) and its open span (ids, parent, where and
+ * for traces begun here, the 32 hex digits of the trace id, which messages
+ * carry as the id alone and which is written out only when read; or false,
+ * the coroutine's tracing forced off) and its open span (ids, parent, where and
  * when it began). The table is open addressing with linear probing over
  * pointers to records, at most half full, deleted by backward shift;
  * records are reused from a free list and freed with the kernel. The last
@@ -62,6 +63,10 @@ struct trace_rec {
 	size_t tag_len;
 	bool off;     // the tag is false: tracing forced off for this coroutine
 	bool spanned; // span is open
+	/* The tag is span.trace's hex (id_tag): messages carry the id alone
+	 * (skynet_trace.c). A tag that came so is written out (id_text) only
+	 * when something reads it as text: rec_text. */
+	bool id_tag, id_text;
 	char tag_inline[TAG_INLINE];
 	struct skynet_span span;
 };
@@ -232,6 +237,39 @@ rec_tag(struct trace_rec *r, const char *text, size_t len) {
 	memcpy(r->tag, text, len); // text is never the record's own tag
 	r->tag_len = len;
 	r->off = false;
+	r->id_tag = false;
+}
+
+/* The record's tag becomes the hex of its span's trace id, written out later. */
+static void
+rec_tag_id(struct trace_rec *r) {
+	if (r->tag != r->tag_inline)
+		skynet_free(r->tag);
+	r->tag = r->tag_inline;
+	r->tag_len = SPAN_TRACE_HEX;
+	r->off = false;
+	r->id_tag = true;
+	r->id_text = false;
+}
+
+/* The record's tag as text (tag_len bytes). */
+static const char *
+rec_text(struct trace_rec *r) {
+	if (r->id_tag && !r->id_text) {
+		skynet_span_hex(r->span.trace, 16, r->tag_inline);
+		r->id_text = true;
+	}
+	return r->tag;
+}
+
+/* True when text (len bytes) is the hex of trace. */
+static bool
+is_id_hex(const char *text, size_t len, const uint8_t trace[16]) {
+	if (len != SPAN_TRACE_HEX)
+		return false;
+	char hex[SPAN_TRACE_HEX];
+	skynet_span_hex(trace, 16, hex);
+	return memcmp(text, hex, SPAN_TRACE_HEX) == 0;
 }
 
 /* ---- tags ---- */
@@ -247,7 +285,7 @@ kernel_push_tag(lua_State *L, struct kernel *k, lua_State *co) {
 		lua_pushboolean(L, 0);
 		return false;
 	}
-	lua_pushlstring(L, r->tag, r->tag_len);
+	lua_pushlstring(L, rec_text(r), r->tag_len);
 	return true;
 }
 
@@ -282,6 +320,7 @@ kernel_set_tag(lua_State *L, struct kernel *k, lua_State *co) {
 		span_close(k, r, false);
 		r->off = true;
 		r->tag_len = 0;
+		r->id_tag = false;
 	}
 	lua_pop(L, 1);
 }
@@ -332,13 +371,19 @@ kernel_span_begin(lua_State *L, struct kernel *k, lua_State *co,
 	kernel_trace_on(k);
 	struct trace_rec *r = rec_put(k, co);
 	span_close(k, r, false);
-	rec_tag(r, from->tag, from->tag_len);
 	struct skynet_span *s = &r->span;
 	static const uint8_t NO_TRACE[16];
-	if (from->trace != NULL && memcmp(from->trace, NO_TRACE, 16) != 0)
+	if (from->tag == NULL) { // the tag is the id (a trailer carried the id alone)
 		memcpy(s->trace, from->trace, 16);
-	else
-		skynet_span_trace_of(r->tag, r->tag_len, s->trace);
+		rec_tag_id(r);
+	} else {
+		rec_tag(r, from->tag, from->tag_len);
+		if (from->trace != NULL && memcmp(from->trace, NO_TRACE, 16) != 0)
+			memcpy(s->trace, from->trace, 16);
+		else
+			skynet_span_trace_of(r->tag, r->tag_len, s->trace);
+		r->id_tag = r->id_text = is_id_hex(r->tag, r->tag_len, s->trace);
+	}
 	s->span = skynet_span_new_id();
 	s->parent = from->parent;
 	s->source = from->source;
@@ -358,7 +403,7 @@ kernel_trace_end(lua_State *L, struct kernel *k, lua_State *co, bool failed) {
 		return;
 	span_close(k, r, failed);
 	if (!r->off && !k->trace_quiet) {
-		lua_pushlstring(L, r->tag, r->tag_len);
+		lua_pushlstring(L, rec_text(r), r->tag_len);
 		rec_drop(k, co);
 		kernel_trace(L, -1, "end");
 		lua_pop(L, 1);
@@ -370,16 +415,19 @@ kernel_trace_end(lua_State *L, struct kernel *k, lua_State *co, bool failed) {
 size_t
 kernel_trace_room(const struct kernel *k, const lua_State *co) {
 	const struct trace_rec *r = rec_of(k, co);
-	return r != NULL && !r->off ? skynet_trace_size(r->tag_len) : 0;
+	if (r == NULL || r->off)
+		return 0;
+	return skynet_trace_size(r->spanned && r->id_tag ? 0 : r->tag_len);
 }
 
 bool
 kernel_trace_out(const struct kernel *k, struct skynet_trace *out) {
-	const struct trace_rec *r = rec_of(k, k->running);
+	struct trace_rec *r = rec_of(k, k->running);
 	if (r == NULL || r->off)
 		return false;
-	out->tag = r->tag;
-	out->tag_len = r->tag_len;
+	bool id = r->spanned && r->id_tag; // the id alone carries the tag
+	out->tag = id ? NULL : rec_text(r);
+	out->tag_len = id ? 0 : r->tag_len;
 	if (r->spanned) {
 		memcpy(out->trace, r->span.trace, 16);
 		out->span = r->span.span;

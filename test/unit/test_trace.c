@@ -3,7 +3,8 @@
  * the core: attach and parse give back what went in, whatever the tag's
  * length and whether the payload was donated; a donated allocation with
  * room to spare gets the trailer in place, any other payload is copied;
- * every cut or corrupt trailer is refused; a traced message reaches its
+ * a NULL tag (the trace id's hex) travels as the id alone; every cut or
+ * corrupt trailer is refused; a traced message reaches its
  * callback as the payload alone (the 0 after it), with skynet_message_trace
  * giving the trace and skynet_dispatch_ns the dispatch's start during the
  * callback only; an untraced one, and a copied payload sent with the flag,
@@ -99,6 +100,33 @@ in_place_when_there_is_room(int *failed) {
 	skynet_free(buf);
 }
 
+/* A NULL tag (the trace id's hex) travels as the id alone: 27 bytes, the
+ * id and span back, the tag NULL again; with an all-zero id it is refused. */
+static void
+id_tag_travels_as_the_id(int *failed) {
+	struct skynet_trace t = make_trace(NULL, 0);
+	size_t sz = 7;
+	char *buf = skynet_trace_attach("payload", &sz, false, &t);
+	TT_CHECK(buf != NULL && sz == 7 + skynet_trace_size(0) && skynet_trace_size(0) == 27);
+	struct skynet_trace got = {.tag = "x", .tag_len = 9};
+	size_t len = 0;
+	TT_CHECK(skynet_trace_parse(buf, sz, &got, &len) && len == 7 && buf[7] == '\0');
+	TT_CHECK(got.tag == NULL && got.tag_len == 0);
+	TT_CHECK(memcmp(got.trace, t.trace, 16) == 0 && got.span == t.span);
+	memset(buf + 8, 0, 16); // the id zeroed: no tag at all
+	TT_CHECK(!skynet_trace_parse(buf, sz, &got, &len));
+	skynet_free(buf);
+	// a tag of the longest length is still a tag, not the id
+	static char tag[SKYNET_TRACE_TAG_MAX];
+	memset(tag, 'y', sizeof(tag));
+	t = make_trace(tag, sizeof(tag));
+	sz = 0;
+	buf = skynet_trace_attach(NULL, &sz, false, &t);
+	TT_CHECK(skynet_trace_parse(buf, sz, &got, &len) && got.tag != NULL);
+	TT_CHECK(got.tag_len == sizeof(tag));
+	skynet_free(buf);
+}
+
 static void
 malformed_is_refused(int *failed) {
 	struct skynet_trace t = make_trace("0123456789abcdef", 16);
@@ -190,6 +218,7 @@ main(void) {
 	skynet_globalinit();
 	TT_RUN(round_trip);
 	TT_RUN(in_place_when_there_is_room);
+	TT_RUN(id_tag_travels_as_the_id);
 	TT_RUN(malformed_is_refused);
 	TT_RUN(dispatch_strips_the_trailer);
 	skynet_globalexit();
