@@ -286,18 +286,21 @@ shard_make(struct skynet_context *ctx) {
 	return sh;
 }
 
-/* *to = *from, written past the caches where the machine can (the ring's
- * design comment); ordered before the shard's unlock either way. */
+/* Slot to = span s, number n: written past the caches where the machine
+ * can (the ring's design comment), ordered before the shard's unlock. */
 static inline void
-slot_write(struct slot *to, const struct slot *from) {
+slot_write(struct slot *to, const struct skynet_span *s, uint64_t n) {
 #if defined(__x86_64__)
-	const __m128i *f = (const __m128i *)from;
+	_Static_assert(sizeof(*s) == SLOT_BYTES - 16, "the span, then the number's 16 bytes");
+	const __m128i *from = (const __m128i *)s;
 	__m128i *t = (__m128i *)to;
-	for (size_t i = 0; i < sizeof(*to) / sizeof(*t); i++)
-		_mm_stream_si128(t + i, _mm_load_si128(f + i));
+	for (size_t i = 0; i < sizeof(*s) / sizeof(*t); i++)
+		_mm_stream_si128(t + i, _mm_loadu_si128(from + i));
+	_mm_stream_si128(t + sizeof(*s) / sizeof(*t), _mm_set_epi64x(0, (long long)n));
 	_mm_sfence();
 #else
-	*to = *from;
+	to->span = *s;
+	to->number = n;
 #endif
 }
 
@@ -306,10 +309,9 @@ skynet_span_keep(struct skynet_context *ctx, const struct skynet_span *s) {
 	struct shard *sh = MINE;
 	if (sh == NULL)
 		sh = MINE = shard_make(ctx);
-	struct slot next = {.span = *s};
 	shard_lock(sh);
-	next.number = sh->head++;
-	slot_write(&sh->slot[next.number % sh->cap], &next);
+	uint64_t n = sh->head++;
+	slot_write(&sh->slot[n % sh->cap], s, n);
 	shard_unlock(sh);
 }
 

@@ -49,6 +49,16 @@
 #define TRACE_FIXED  (1 + TRACE_ID_LEN + SPAN_LEN + 2) // the 0, the ids, n
 #define TAG_IS_ID    0xffff                            // n: no tag bytes, the tag is the id's hex
 
+/* v in big-endian byte order (and back). */
+static inline uint64_t
+big_endian(uint64_t v) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap64(v);
+#else
+	return v;
+#endif
+}
+
 size_t
 skynet_trace_size(size_t tag_len) {
 	return TRACE_FIXED + tag_len;
@@ -81,8 +91,9 @@ skynet_trace_attach(void *data, size_t *sz, bool donated, const struct skynet_tr
 	p += n;
 	memcpy(p, t->trace, TRACE_ID_LEN);
 	p += TRACE_ID_LEN;
-	for (int i = SPAN_LEN - 1; i >= 0; i--)
-		*p++ = (char)(t->span >> (i * 8));
+	uint64_t span = big_endian(t->span);
+	memcpy(p, &span, SPAN_LEN);
+	p += SPAN_LEN;
 	unsigned field = t->tag != NULL ? (unsigned)n : TAG_IS_ID;
 	*p++ = (char)(field & 0xff);
 	*p = (char)(field >> 8);
@@ -92,10 +103,9 @@ skynet_trace_attach(void *data, size_t *sz, bool donated, const struct skynet_tr
 
 static bool
 trace_zero(const uint8_t *trace) {
-	uint8_t any = 0;
-	for (int i = 0; i < TRACE_ID_LEN; i++)
-		any |= trace[i];
-	return any == 0;
+	uint64_t half[2];
+	memcpy(half, trace, sizeof(half));
+	return (half[0] | half[1]) == 0;
 }
 
 bool
@@ -118,10 +128,9 @@ skynet_trace_parse(const void *data, size_t len, struct skynet_trace *out, size_
 	out->tag = id ? NULL : (const char *)b + at + 1;
 	out->tag_len = n;
 	memcpy(out->trace, trace, TRACE_ID_LEN);
-	uint64_t span = 0;
-	for (int i = 0; i < SPAN_LEN; i++)
-		span = span << 8 | trace[TRACE_ID_LEN + i];
-	out->span = span;
+	uint64_t span;
+	memcpy(&span, trace + TRACE_ID_LEN, SPAN_LEN);
+	out->span = big_endian(span);
 	*payload = at;
 	return true;
 }

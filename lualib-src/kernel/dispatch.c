@@ -573,9 +573,10 @@ int
 kernel_ldispatch_message(lua_State *L) {
 	lua_settop(L, ARG_SOURCE);
 	struct kernel *k = kernel_push(L);
-	if (k->trace_read && take_trace_message(L, k)) // trace_read: it traced before
-		return 0;
 	k->trace_in = skynet_message_trace();
+	// trace_read: it traced before; a message with a trailer takes the long way
+	if (k->trace_in == NULL && k->trace_read && take_trace_message(L, k))
+		return 0;
 	lua_pushcfunction(L, raw_dispatch);
 	for (int i = ARG_PROTOTYPE; i <= ARG_SOURCE; i++)
 		lua_pushvalue(L, i);
