@@ -412,6 +412,7 @@ start_request(lua_State *L, int K, struct kernel *k, int base) {
 		take_trace_tag(L, K, k, co, base + JOB_SOURCE, nargs > 3 ? base + JOB_SOURCE + 1 : 0);
 	kernel_set_running(L, K, k, co);
 	bool ok = kernel_resume(k, L, lua_tothread(L, co), nargs);
+	kernel_trace_settle(k); // before any other coroutine runs
 	kernel_run(L, K, ok);
 }
 

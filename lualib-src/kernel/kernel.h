@@ -386,9 +386,12 @@ void kernel_span_begin(lua_State *L, struct kernel *k, lua_State *co,
 /* co ends: its span ends, its tag goes (a "<TRACE> end" line unless quiet). */
 void kernel_trace_end(lua_State *L, struct kernel *k, lua_State *co, bool failed);
 /* The bytes of the trailer co's messages carry (skynet_trace_size); 0 untraced. */
-size_t kernel_trace_room(const struct kernel *k, const lua_State *co);
+size_t kernel_trace_room(struct kernel *k, const lua_State *co);
 /* The trace the running coroutine's messages carry: false when it has no tag. */
-bool kernel_trace_out(const struct kernel *k, struct skynet_trace *out);
+bool kernel_trace_out(struct kernel *k, struct skynet_trace *out);
+/* After a request's first resume: its pending span, if it is still open,
+ * becomes its record (trace.c's "Pending"). */
+void kernel_trace_settle(struct kernel *k);
 /* Push the tag of co (a string, false, or nil); true when a string. */
 bool kernel_push_tag(lua_State *L, struct kernel *k, lua_State *co);
 /* co's tag = the value on top (popped): a string, false (tracing off) or nil. */

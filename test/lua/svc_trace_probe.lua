@@ -1,5 +1,6 @@
 -- The callee of test_trace. svc_trace_probe: `ctx` returns the trace id
--- and span id its request runs in, `fail` raises, a `ctx_send` or `client`
+-- and span id its request runs in, `fail` raises, `leaf` returns its
+-- argument, `relay` calls `ctx` of another, a `ctx_send` or `client`
 -- message records them for `last`. svc_trace_probe raw: also keeps, for
 -- every message it serves, the trace id it ran in ("-": none); `seen`
 -- returns and forgets them.
@@ -32,11 +33,24 @@ end
 CMD.ctx_send = record
 
 function CMD.last()
-	return last and table.unpack(last, 1, last.n)
+	if last then
+		return table.unpack(last, 1, last.n)
+	end
 end
 
 function CMD.fail()
 	error("svc_trace_probe: failing on purpose")
+end
+
+-- Nothing read of the trace: with trace_lines = false, the request's span
+-- stays pending (kernel trace.c) until it ends.
+function CMD.leaf(x)
+	return x
+end
+
+-- A request that waits on a call of its own: its span is settled at the send.
+function CMD.relay(target)
+	return skynet.call(target, "lua", "ctx")
 end
 
 function CMD.seen()

@@ -4,7 +4,8 @@
 -- its trace id and span id (in the message's trace trailer); the callee runs in a child span; a failed
 -- request's span ends in error; W3C traceparent parsing refuses what is
 -- malformed without raising; the ring of spans is bounded; the console's
--- report; a sampled gate frame begins a trace.
+-- report; a sampled gate frame begins a trace; with trace_lines = false
+-- a request's span is the same though no record is made for it.
 local skynet = require "skynet"
 local tracing = require "skynet.tracing"
 local core = require "skynet.tracing.core"
@@ -225,6 +226,53 @@ t.case("trace_sample = 1: a gate frame begins a trace the agent's request joins"
 	t.eq(agent.parentSpanId, gate.spanId, "the agent's request is the gate's child")
 	local start, stop = tonumber(agent.startTimeUnixNano), tonumber(agent.endTimeUnixNano)
 	t.ok(math.abs(start // 1000000000 - os.time()) <= 60 and stop >= start, "wall-clock times")
+end)
+
+-- Last: it makes the services it starts quiet (trace_lines is read once,
+-- at a service's first trace).
+t.case("trace_lines = false: a request's span is kept without a record until read", function()
+	skynet.setenv("trace_lines", "false")
+	local quiet, quiet2 = skynet.newservice("svc_trace_probe"), skynet.newservice("svc_trace_probe")
+	local function one(cmd, ...)
+		local args = table.pack(...)
+		return in_coroutine(function()
+			local id, s = tracing.begin()
+			local ok, r = pcall(skynet.call, quiet, "lua", cmd, table.unpack(args, 1, args.n))
+			return id, s, ok, r
+		end)
+	end
+	local ids = {}
+	for i = 1, 3 do -- a leaf request: nothing reads its trace while it runs
+		local id, span, ok, r = one("leaf", i)
+		t.ok(ok and r == i, "answered")
+		local spans = spans_of(id, 2)
+		t.eq(#spans, 2, "the callee's span and the caller's, of this trace only")
+		local callee = spans[1]
+		t.eq(callee.name, "svc_trace_probe leaf", "named")
+		t.eq(callee.parent, span, "a child of the caller's span")
+		t.ok(callee.span:match("^" .. string.rep("%x", 16) .. "$") and callee.span ~= span, "an id")
+		t.ok(not ids[callee.span], "a new id each time")
+		ids[callee.span] = true
+		t.eq(callee.address, skynet.address(quiet), "address")
+		t.eq(callee.source, skynet.address(skynet.self()), "source")
+		t.eq(callee.status, "ok", "outcome")
+		t.ok(callee.end_ns >= callee.start_ns and callee.start_ns >= spans[2].start_ns, "times")
+	end
+	local id, _, ok = one("fail")
+	t.ok(not ok, "the call failed")
+	local spans = spans_of(id, 2)
+	t.eq(spans[1].name .. " " .. spans[1].status, "svc_trace_probe fail error", "a raised request")
+	local span, got_id, got_span
+	id, span, ok, got_id = one("relay", quiet2)
+	t.ok(ok and got_id == id, "the relayed call's trace")
+	spans = spans_of(id, 3)
+	t.eq(#spans, 3, "three spans")
+	t.eq(spans[1].name, "svc_trace_probe ctx", "the innermost ended first")
+	t.eq(spans[2].name, "svc_trace_probe relay", "then the relay")
+	t.eq(spans[2].parent, span, "the relay is the caller's child")
+	t.eq(spans[1].parent, spans[2].span, "the relayed call is the relay's child")
+	got_span = select(2, skynet.call(quiet2, "lua", "last"))
+	t.eq(got_span, spans[1].span, "the id the innermost request saw")
 end)
 
 t.start(nil, function()
