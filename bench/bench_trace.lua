@@ -31,6 +31,32 @@ local function elapsed(client, server, cmd)
 	return skynet.call(client, "lua", cmd, server, CALLS)
 end
 
+-- What the tracer pays per span: EXPORT spans kept by this service, then
+-- drained as OTLP JSON lines into /dev/null; the median of 5 rounds.
+local EXPORT <const> = 50000
+local function export_ns()
+	local core, tracing = require "skynet.tracing.core", require "skynet.tracing"
+	local sink = assert(io.open("/dev/null", "w"))
+	local per = {}
+	for round = 1, 5 do
+		local cursor = core.cursor()
+		tracing.begin()
+		for _ = 1, EXPORT - 1 do
+			tracing.begin() -- ends the span before and begins one
+		end
+		tracing.finish()
+		local t0 = skynet.hpc()
+		local written = 0
+		repeat
+			local _, n, lost = core.drain(cursor, "{}", 256, sink)
+			written = written + n + lost
+		until n + lost == 0
+		per[round] = (skynet.hpc() - t0) / written
+	end
+	sink:close()
+	return median(per)
+end
+
 skynet.start(function()
 	skynet.fork(function()
 		local server, client = skynet.newservice("bench_echo"), skynet.newservice("bench_echo")
@@ -71,6 +97,7 @@ skynet.start(function()
 		report("diag.trace_on_call_per_s", median(on), "calls/s")
 		report("diag.trace_overhead_pct", median(over), "%")
 		report("diag.trace_idle_overhead_pct", median(idle_over), "%")
+		report("diag.trace_export_ns_per_span", export_ns(), "ns")
 		skynet.abort()
 	end)
 end)

@@ -30,16 +30,24 @@ end
 local function flush()
 	local written, lost = 0, 0
 	local pending = core.head() - drained -- a flush ends even while spans keep coming
+	local err
 	while written + lost < pending do
-		local text, n, n_lost = core.drain(cursor, resource, BATCH)
+		local _, n, n_lost, why = core.drain(cursor, resource, BATCH, out)
+		written, lost = written + n, lost + n_lost
+		if why then
+			err = why
+			break
+		end
 		if n + n_lost == 0 then
 			break
 		end
-		written, lost = written + n, lost + n_lost
-		out:write(text)
 	end
 	drained = drained + written + lost
-	out:flush()
+	local ok, why = out:flush()
+	err = err or (not ok and why)
+	if err then
+		skynet.error(string.format("error: tracer: cannot write the spans (%s)", tostring(err)))
+	end
 	if lost > 0 then
 		skynet.error(string.format("warn: tracer: %d spans lost before they were written "
 			.. "(raise trace_spans)", lost))

@@ -28,9 +28,12 @@ function core.cursor() end
 ---The spans kept since `cursor` (`{}`: all), one OTLP JSON line each; moves the cursor past them.
 ---@param cursor table
 ---@param resource string a JSON object: the spans' resource
+---With `file`, the lines are written to it as they are made and `text` is "";
+---`err` says why the file refused one (the drain stops there).
 ---@param max? integer at most this many
----@return string text, integer written, integer lost
-function core.drain(cursor, resource, max) end
+---@param file? file* where to write the lines
+---@return string text, integer written, integer lost, string? err
+function core.drain(cursor, resource, max, file) end
 
 ---How many spans the ring ever kept, and its slots per shard (0 before the first span).
 ---@return integer kept, integer size

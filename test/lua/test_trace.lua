@@ -195,6 +195,50 @@ t.case("the ring keeps the last trace_spans spans", function()
 	t.eq(tracing.report(core.newtrace()), nil, "no span: nil")
 end)
 
+t.case("drain into a file: the same lines as the text; a refused write is an error", function()
+	local json = require "json_min"
+	local trace_id = core.newtrace()
+	local start, into_text, into_file = core.cursor(), core.cursor(), core.cursor()
+	in_coroutine(function()
+		for _ = 1, 150 do -- more than one line of 64 spans, and past a stage
+			tracing.begin(trace_id)
+		end
+		tracing.finish()
+	end)
+	local text, n = core.drain(into_text, "{}")
+	local f = assert(io.tmpfile())
+	local empty, n2, lost, err = core.drain(into_file, "{}", nil, f)
+	t.eq(empty, "", "nothing returned")
+	t.eq(n2, n, "as many spans written")
+	t.eq(lost, 0, "none lost")
+	t.eq(err, nil, "no error")
+	f:seek "set"
+	-- Each drain reads the clocks' difference anew: the times may differ by ns.
+	local function timeless(s)
+		return (s:gsub('UnixNano":"%d+"', ""))
+	end
+	local got = f:read "a"
+	t.ok(timeless(got) == timeless(text), "the file holds the text's lines")
+	f:close()
+	local ours = 0
+	for line in text:gmatch "[^\n]+" do
+		for _, span in ipairs(json.decode(line).resourceSpans[1].scopeSpans[1].spans) do
+			ours = ours + (span.traceId == trace_id and 1 or 0)
+		end
+	end
+	t.ok(ours >= 150, "every span of the trace: " .. ours)
+	local full = io.open("/dev/full", "a")
+	if full then
+		local _, written, _, why = core.drain(start, "{}", nil, full)
+		t.ok(why ~= nil, "a full device: " .. tostring(why))
+		t.ok(written <= n, "the drain stopped")
+		full:close()
+	end
+	local closed = assert(io.tmpfile())
+	closed:close()
+	t.raises("closed", core.drain, core.cursor(), "{}", nil, closed)
+end)
+
 t.case("trace_sample = 1: a gate frame begins a trace the agent's request joins", function()
 	local socket = require "skynet.socket"
 	local json = require "json_min"
@@ -226,6 +270,17 @@ t.case("trace_sample = 1: a gate frame begins a trace the agent's request joins"
 	t.eq(agent.parentSpanId, gate.spanId, "the agent's request is the gate's child")
 	local start, stop = tonumber(agent.startTimeUnixNano), tonumber(agent.endTimeUnixNano)
 	t.ok(math.abs(start // 1000000000 - os.time()) <= 60 and stop >= start, "wall-clock times")
+	-- The JSON's decimal times against find's integers (their wall-clock
+	-- offsets are read apart, ns apart, so the duration is what must match).
+	local kept
+	for _, s in ipairs(core.find(agent.traceId)) do
+		if s.span == agent.spanId then
+			kept = s
+		end
+	end
+	t.ok(kept, "the agent's span is in the ring")
+	t.eq(stop - start, kept.end_ns - kept.start_ns, "the JSON's duration, to the ns")
+	t.ok(math.abs(start - kept.start_ns) < 1000000, "the JSON's start")
 end)
 
 -- Last: it makes the services it starts quiet (trace_lines is read once,
