@@ -156,9 +156,8 @@ skynet_span_hex(const uint8_t *bytes, size_t n, char *out) {
 
 void
 skynet_span_id_hex(uint64_t id, char out[SPAN_ID_HEX]) {
-	uint8_t b[8];
-	put_u64(b, id);
-	skynet_span_hex(b, 8, out);
+	for (int i = 0; i < 8; i++)
+		memcpy(out + 2 * i, HEX_PAIRS + 2 * ((id >> (56 - 8 * i)) & 0xff), 2);
 }
 
 uint64_t
@@ -619,12 +618,29 @@ put_address(char *o, uint32_t a) {
 	return o + 9;
 }
 
+/* One drain's last trace id and name as text: the spans of a batch are
+ * mostly of a few traces and services, so most are copied, not made. */
+struct text_memo {
+	uint8_t trace[16];
+	char trace_hex[SPAN_TRACE_HEX];
+	bool has_trace;
+	char name[SPAN_NAME_MAX];
+	size_t name_len;                       // SIZE_MAX: none yet
+	char name_json[6 * SPAN_NAME_MAX + 2]; // the name as a JSON string
+	size_t name_json_len;
+};
+
 /* The OTLP JSON object of span s (times: monotonic + offset, lua-span.h). */
 static void
-text_span(struct text *t, const struct skynet_span *s, uint64_t offset) {
+text_span(struct text *t, struct text_memo *m, const struct skynet_span *s, uint64_t offset) {
 	char *o = text_room(t, SPAN_TEXT_MAX), *start = o;
 	o = PUT_LIT(o, "{\"traceId\":\"");
-	skynet_span_hex(s->trace, 16, o);
+	if (!m->has_trace || memcmp(m->trace, s->trace, 16) != 0) {
+		memcpy(m->trace, s->trace, 16);
+		skynet_span_hex(s->trace, 16, m->trace_hex);
+		m->has_trace = true;
+	}
+	memcpy(o, m->trace_hex, SPAN_TRACE_HEX);
 	o += SPAN_TRACE_HEX;
 	o = PUT_LIT(o, "\",\"spanId\":\"");
 	skynet_span_id_hex(s->span, o);
@@ -635,7 +651,15 @@ text_span(struct text *t, const struct skynet_span *s, uint64_t offset) {
 		o += SPAN_ID_HEX;
 	}
 	o = PUT_LIT(o, "\",\"name\":");
-	o = put_json_string(o, s->name, sizeof(s->name));
+	size_t name_len = strnlen(s->name, sizeof(s->name));
+	if (name_len != m->name_len || memcmp(m->name, s->name, name_len) != 0) {
+		memcpy(m->name, s->name, name_len);
+		m->name_len = name_len;
+		m->name_json_len =
+		    (size_t)(put_json_string(m->name_json, s->name, name_len) - m->name_json);
+	}
+	memcpy(o, m->name_json, m->name_json_len);
+	o += m->name_json_len;
 	if (s->source != 0)
 		o = PUT_LIT(o, ",\"kind\":2,\"startTimeUnixNano\":\"");
 	else
@@ -723,6 +747,7 @@ ldrain(lua_State *L) {
 	bool wrote = true;
 	lua_Integer written = 0, lost = 0;
 	struct skynet_span batch[DRAIN_COPY];
+	struct text_memo memo = {.name_len = SIZE_MAX};
 	uint64_t offset = wall_offset();
 	for (struct shard *sh = shards(); sh != NULL && written + lost < max; sh = shard_next(sh)) {
 		lua_rawgeti(L, ARG_CURSOR, (lua_Integer)sh->index);
@@ -745,7 +770,7 @@ ldrain(lua_State *L) {
 			for (size_t i = 0; i < n; i++) {
 				if (i > 0)
 					TEXT_LIT(&out, ",");
-				text_span(&out, &batch[i], offset);
+				text_span(&out, &memo, &batch[i], offset);
 			}
 			TEXT_LIT(&out, "]}]}]}\n");
 			written += (lua_Integer)n;

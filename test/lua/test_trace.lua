@@ -197,11 +197,11 @@ end)
 
 t.case("drain into a file: the same lines as the text; a refused write is an error", function()
 	local json = require "json_min"
-	local trace_id = core.newtrace()
+	local trace_a, trace_b = core.newtrace(), core.newtrace()
 	local start, into_text, into_file = core.cursor(), core.cursor(), core.cursor()
 	in_coroutine(function()
-		for _ = 1, 150 do -- more than one line of 64 spans, and past a stage
-			tracing.begin(trace_id)
+		for i = 1, 150 do -- more than one line of 64 spans, and past a stage
+			tracing.begin(i % 3 == 0 and trace_b or trace_a) -- a run of a, then b
 		end
 		tracing.finish()
 	end)
@@ -220,13 +220,21 @@ t.case("drain into a file: the same lines as the text; a refused write is an err
 	local got = f:read "a"
 	t.ok(timeless(got) == timeless(text), "the file holds the text's lines")
 	f:close()
-	local ours = 0
+	local in_json = {}
 	for line in text:gmatch "[^\n]+" do
 		for _, span in ipairs(json.decode(line).resourceSpans[1].scopeSpans[1].spans) do
-			ours = ours + (span.traceId == trace_id and 1 or 0)
+			in_json[span.spanId] = span.traceId
 		end
 	end
-	t.ok(ours >= 150, "every span of the trace: " .. ours)
+	for _, id in ipairs { trace_a, trace_b } do
+		local kept = core.find(id)
+		t.eq(#kept, id == trace_a and 100 or 50, "the ring's spans of a trace")
+		local same = 0
+		for _, s in ipairs(kept) do
+			same = same + (in_json[s.span] == id and 1 or 0)
+		end
+		t.eq(same, #kept, "each written with its own trace id")
+	end
 	local full = io.open("/dev/full", "a")
 	if full then
 		local _, written, _, why = core.drain(start, "{}", nil, full)
