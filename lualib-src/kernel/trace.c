@@ -434,15 +434,10 @@ kernel_trace_settle(struct kernel *k) {
 		pend_settle(k);
 }
 
-/* A span from a trailer that carried the id alone, for a coroutine with no
- * record: pending (what it needs from the request is read now). */
+/* Span s begins, as from says: all but its trace and span ids. */
 static void
-pend_begin(lua_State *L, struct kernel *k, lua_State *co, const struct kernel_span_from *from) {
-	struct kernel_trace *t = trace_of(k);
-	if (t->pend.co != NULL) // another one's: one request per dispatch, so not seen
-		pend_settle(k);
-	struct skynet_span *s = &t->pend.span;
-	memcpy(s->trace, from->trace, 16);
+span_fill(lua_State *L, struct kernel *k, struct skynet_span *s,
+          const struct kernel_span_from *from) {
 	s->parent = from->parent;
 	s->source = from->source;
 	s->address = kernel_self(k);
@@ -450,7 +445,18 @@ pend_begin(lua_State *L, struct kernel *k, lua_State *co, const struct kernel_sp
 	s->start_ns = at != 0 ? at : skynet_monotonic_ns();
 	s->end_ns = 0;
 	s->status = 0;
-	name_span(L, t, s, from->name != 0 ? lua_absindex(L, from->name) : 0);
+	name_span(L, k->trace, s, from->name != 0 ? lua_absindex(L, from->name) : 0);
+}
+
+/* A span from a trailer that carried the id alone, for a coroutine with no
+ * record: pending (what it needs from the request is read now). */
+static void
+pend_begin(lua_State *L, struct kernel *k, lua_State *co, const struct kernel_span_from *from) {
+	struct kernel_trace *t = trace_of(k);
+	if (t->pend.co != NULL) // another one's: one request per dispatch, so not seen
+		pend_settle(k);
+	memcpy(t->pend.span.trace, from->trace, 16);
+	span_fill(L, k, &t->pend.span, from);
 	t->pend.co = co;
 	k->traced_n++;
 }
@@ -479,14 +485,7 @@ kernel_span_begin(lua_State *L, struct kernel *k, lua_State *co,
 		r->id_tag = r->id_text = is_id_hex(r->tag, r->tag_len, s->trace);
 	}
 	s->span = skynet_span_new_id();
-	s->parent = from->parent;
-	s->source = from->source;
-	s->address = kernel_self(k);
-	uint64_t at = from->at_dispatch ? skynet_dispatch_ns() : 0;
-	s->start_ns = at != 0 ? at : skynet_monotonic_ns();
-	s->end_ns = 0;
-	s->status = 0;
-	name_span(L, k->trace, s, from->name != 0 ? lua_absindex(L, from->name) : 0);
+	span_fill(L, k, s, from);
 	r->spanned = true;
 }
 
