@@ -7,8 +7,10 @@
 -- ExportTraceServiceRequest of up to 64 spans, with the resource attribute
 -- service.name = trace_name (default "skywheel"). Spans the ring replaced
 -- before they were written are counted and logged as lost (make
--- trace_spans larger). The `lua` request FLUSH writes at once and returns
--- how many spans it wrote.
+-- trace_spans larger). When the file refuses the lines, that is logged
+-- once, and again when writing works again. The `lua` request FLUSH
+-- writes at once and returns how many spans it wrote, and why it could not
+-- write them (nil when it could).
 local skynet = require "skynet"
 local core = require "skynet.tracing.core"
 require "skynet.manager"
@@ -20,6 +22,7 @@ local out -- the file written
 local cursor = {} -- where the ring's next unwritten spans are (every span at first)
 local drained = 0 -- the spans written or lost so far
 local resource
+local failing -- why the last flush could not write (nil: it could)
 
 local function json_string(s)
 	return '"' .. s:gsub('[%c"\\]', function(c)
@@ -44,15 +47,22 @@ local function flush()
 	end
 	drained = drained + written + lost
 	local ok, why = out:flush()
-	err = err or (not ok and why)
+	err = err or (not ok and why) or nil
+	-- Logged when writing starts to fail and when it works again, not every turn.
 	if err then
-		skynet.error(string.format("error: tracer: cannot write the spans (%s)", tostring(err)))
+		if not failing then
+			skynet.error(string.format("error: tracer: cannot write the spans (%s)", tostring(err)))
+		end
+		failing = err
+	elseif failing and written > 0 then
+		skynet.error "tracer: writing the spans again"
+		failing = nil
 	end
 	if lost > 0 then
 		skynet.error(string.format("warn: tracer: %d spans lost before they were written "
 			.. "(raise trace_spans)", lost))
 	end
-	return written
+	return written, err
 end
 
 local function tick()

@@ -247,6 +247,28 @@ t.case("drain into a file: the same lines as the text; a refused write is an err
 	t.raises("closed", core.drain, core.cursor(), "{}", nil, closed)
 end)
 
+t.case("the tracer: a file that refuses the spans is an error, not a crash", function()
+	skynet.setenv("trace_output", "/dev/full")
+	local tracer = skynet.newservice "tracer"
+	-- What the ring held before: a refused write ends a flush, the next goes on.
+	for _ = 1, 1000 do
+		if skynet.call(tracer, "lua", "FLUSH") == 0 then
+			break
+		end
+	end
+	in_coroutine(function()
+		tracing.begin()
+		tracing.finish()
+	end)
+	local written, err = skynet.call(tracer, "lua", "FLUSH")
+	t.ok(written >= 1, "the span was taken")
+	t.ok(type(err) == "string" and err ~= "", "why: " .. tostring(err))
+	local again, none = skynet.call(tracer, "lua", "FLUSH")
+	t.eq(again, 0, "the tracer still answers")
+	t.eq(none, nil, "nothing to write: no error")
+	skynet.kill(tracer)
+end)
+
 t.case("trace_sample = 1: a gate frame begins a trace the agent's request joins", function()
 	local socket = require "skynet.socket"
 	local json = require "json_min"
