@@ -547,7 +547,6 @@ text_add(struct text *t, const char *s, size_t n) {
 /* s as a JSON string (quotes included) at o; returns the end. */
 static char *
 put_json_string(char *o, const char *s, size_t max) {
-	static const char HEX[] = "0123456789abcdef";
 	*o++ = '"';
 	const unsigned char *c = (const unsigned char *)s, *end = c + max;
 	for (; c < end && *c != '\0'; c++) {
@@ -556,8 +555,8 @@ put_json_string(char *o, const char *s, size_t max) {
 			*o++ = (char)*c;
 		} else if (*c < 0x20) {
 			o = PUT_LIT(o, "\\u00");
-			*o++ = HEX[*c >> 4];
-			*o++ = HEX[*c & 15];
+			memcpy(o, HEX_PAIRS + 2 * *c, 2);
+			o += 2;
 		} else {
 			*o++ = (char)*c;
 		}
@@ -699,10 +698,6 @@ shard_copy(struct shard *sh, uint64_t *at, uint64_t head, size_t max, struct sky
 	size_t n = 0;
 	shard_lock(sh);
 	for (; *at < head && n + *lost < max; (*at)++) {
-		/* The ring was written past the caches: ask for the slots ahead. */
-		const struct slot *ahead = &sh->slot[(*at + 4) % sh->cap];
-		__builtin_prefetch(ahead);
-		__builtin_prefetch((const char *)ahead + 64);
 		const struct skynet_span *s = shard_at(sh, *at);
 		if (s != NULL)
 			out[n++] = *s;

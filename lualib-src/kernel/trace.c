@@ -175,16 +175,13 @@ trace_of(struct kernel *k) {
 	return t;
 }
 
-/* The record of co, made (untraced: no tag, no span) when it has none. */
+/* A new record for co, which has none (untraced: no tag, no span). */
 static struct trace_rec *
-rec_put(struct kernel *k, lua_State *co) {
-	struct trace_rec *r = rec_of(k, co);
-	if (r != NULL)
-		return r;
+rec_new(struct kernel *k, lua_State *co) {
 	struct kernel_trace *t = trace_of(k);
 	if ((size_t)(k->traced_n + 1) * 2 > t->cap)
 		table_grow(k);
-	r = t->free;
+	struct trace_rec *r = t->free;
 	if (r != NULL)
 		t->free = r->next;
 	else
@@ -196,6 +193,19 @@ rec_put(struct kernel *k, lua_State *co) {
 	t->hot = r;
 	k->traced_n++;
 	return r;
+}
+
+/* The record of co, made when it has none. */
+static struct trace_rec *
+rec_put(struct kernel *k, lua_State *co) {
+	struct trace_rec *r = rec_of(k, co);
+	return r != NULL ? r : rec_new(k, co);
+}
+
+/* True when co's span is the pending one (see "Pending" above). */
+static bool
+is_pending(const struct kernel *k, const lua_State *co) {
+	return co != NULL && k->trace != NULL && k->trace->pend.co == co;
 }
 
 /* Take co's record out of the table (backward shift) and free it. */
@@ -229,7 +239,7 @@ rec_drop(struct kernel *k, const lua_State *co) {
 
 void
 kernel_trace_forget(struct kernel *k, lua_State *co) {
-	if (k->trace != NULL && k->trace->pend.co == co) {
+	if (is_pending(k, co)) {
 		k->trace->pend.co = NULL;
 		k->traced_n--;
 		return;
@@ -407,7 +417,7 @@ pend_settle(struct kernel *k) {
 	lua_State *co = t->pend.co;
 	t->pend.co = NULL;
 	k->traced_n--;
-	struct trace_rec *r = rec_put(k, co);
+	struct trace_rec *r = rec_new(k, co);
 	r->span = t->pend.span;
 	r->span.span = skynet_span_new_id();
 	rec_tag_id(r);
@@ -491,7 +501,7 @@ kernel_span_begin(lua_State *L, struct kernel *k, lua_State *co,
 
 void
 kernel_trace_end(lua_State *L, struct kernel *k, lua_State *co, bool failed) {
-	if (k->trace_quiet && k->trace != NULL && k->trace->pend.co == co && co != NULL) {
+	if (k->trace_quiet && is_pending(k, co)) {
 		pend_close(k, failed);
 		return;
 	}
@@ -511,7 +521,7 @@ kernel_trace_end(lua_State *L, struct kernel *k, lua_State *co, bool failed) {
 
 size_t
 kernel_trace_room(struct kernel *k, const lua_State *co) {
-	if (k->trace != NULL && k->trace->pend.co == co && co != NULL)
+	if (is_pending(k, co))
 		return skynet_trace_size(0); // its messages will carry the id alone
 	const struct trace_rec *r = rec_of(k, co);
 	if (r == NULL || r->off)
