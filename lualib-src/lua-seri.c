@@ -349,6 +349,7 @@ pack_args(lua_State *L, struct seri_writer *w) {
 
 /* initial-exec: read on every pack, so no __tls_get_addr call (as snlua's trap.c). */
 __thread size_t luaseri_room;
+__thread size_t luaseri_packed;
 
 int
 luaseri_pack(lua_State *L) {
@@ -366,9 +367,11 @@ luaseri_pack(lua_State *L) {
 		out = w.box->ptr;
 		w.box->ptr = NULL;
 		lua_pop(L, 1);
+		luaseri_packed = w.cap;
 	} else {
 		out = skynet_malloc(w.len + luaseri_room);
 		memcpy(out, w.buf, w.len);
+		luaseri_packed = w.len + luaseri_room;
 	}
 	/* Nothing below raises, so the caller surely receives out. */
 	lua_pushlightuserdata(L, out);

@@ -33,6 +33,15 @@ int luaseri_pack(lua_State *L);
 extern __thread size_t luaseri_room
     __attribute__((visibility("hidden"), tls_model("initial-exec")));
 
+/*
+ * The bytes the allocation that pack returned last on this thread holds:
+ * its encoding and the room it left (what it asked the allocator for). Set
+ * as pack returns, after any metamethod it ran, so right after a call of
+ * luaseri_pack itself it describes the buffer that call returned.
+ */
+extern __thread size_t luaseri_packed
+    __attribute__((visibility("hidden"), tls_model("initial-exec")));
+
 /* packstring(...): like pack, but returns the encoding as one Lua string. */
 int luaseri_packstring(lua_State *L);
 

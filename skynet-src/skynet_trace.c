@@ -29,7 +29,9 @@
  * In place. A sender that knows it will trace asks for the room when it
  * allocates the payload (lua-seri.c packs with luaseri_room bytes to
  * spare while a traced coroutine runs): attach then writes the trailer
- * after the payload, with no new buffer, no copy and no free. That matters
+ * after the payload, with no new buffer, no copy and no free. The kernel
+ * tells how big the allocation is (skynet_trace_attach_cap, luaseri_packed)
+ * when skynet.pack made it just before, so attach reads no malloc header. That matters
  * beyond the copy: the request and its reply keep the same size class, so
  * the allocator's per-thread caches stay balanced when the request is
  * freed on the receiver's thread and the reply on the sender's (a traced
@@ -64,15 +66,18 @@ skynet_trace_size(size_t tag_len) {
 	return TRACE_FIXED + tag_len;
 }
 
-void *
-skynet_trace_attach(void *data, size_t *sz, bool donated, const struct skynet_trace *t) {
+/* skynet_trace_attach; cap: the bytes a donated data holds, 0 when unknown. */
+static void *
+attach(void *data, size_t *sz, bool donated, size_t cap, const struct skynet_trace *t) {
 	size_t n = t->tag != NULL ? t->tag_len : 0;
 	if (n > SKYNET_TRACE_TAG_MAX)
 		return NULL;
 	size_t len = data != NULL ? *sz : 0;
 	size_t total = len + skynet_trace_size(n);
 	char *buf;
-	if (donated && data != NULL && skynet_malloc_usable(data) >= total) {
+	if (donated && data != NULL && cap == 0)
+		cap = skynet_malloc_usable(data);
+	if (donated && data != NULL && cap >= total) {
 		buf = data; // the room is there: in place
 	} else {
 		/* A new buffer and a copy, not realloc: glibc's realloc to a larger
@@ -99,6 +104,16 @@ skynet_trace_attach(void *data, size_t *sz, bool donated, const struct skynet_tr
 	*p = (char)(field >> 8);
 	*sz = total;
 	return buf;
+}
+
+void *
+skynet_trace_attach(void *data, size_t *sz, bool donated, const struct skynet_trace *t) {
+	return attach(data, sz, donated, 0, t);
+}
+
+void *
+skynet_trace_attach_cap(void *data, size_t *sz, size_t cap, const struct skynet_trace *t) {
+	return attach(data, sz, true, cap, t);
 }
 
 static bool

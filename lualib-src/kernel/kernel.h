@@ -209,9 +209,10 @@ int kernel_send_msg(lua_State *L, struct kernel *k, int dest, int type, int sess
 int kernel_send_from(lua_State *L, struct kernel *k, int dest, uint32_t source, int type,
                      int session, int msg);
 /* kernel_send_from for a call, send, rawsend or redirect: from a traced
- * coroutine the message carries its trace (trace.c). */
+ * coroutine the message carries its trace (trace.c). cap: the bytes the
+ * payload's allocation holds when skynet.pack made it just now (0: unknown). */
 int kernel_send_traced(lua_State *L, struct kernel *k, int dest, uint32_t source, int type,
-                       int session, int msg);
+                       int session, int msg, size_t cap);
 /* An empty error message to source for session (never raises). */
 void kernel_send_error(struct kernel *k, lua_Integer source, lua_Integer session);
 /* An error message to source for session carrying the text reason (its first

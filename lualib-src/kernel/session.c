@@ -47,10 +47,11 @@ check_dest(lua_State *L, int dest, int msg) {
 	}
 }
 
-/* Send the payload at msg to dest from source, carrying trace t (NULL: none). */
+/* Send the payload at msg to dest from source, carrying trace t (NULL: none);
+ * cap as kernel_send_traced. */
 static int
 send_payload(lua_State *L, struct kernel *k, int dest, uint32_t source, int type, int session,
-             int msg, const struct skynet_trace *t) {
+             int msg, const struct skynet_trace *t, size_t cap) {
 	check_dest(L, dest, msg);
 	if (session < 0) {
 		type |= PTYPE_TAG_ALLOCSESSION;
@@ -58,8 +59,11 @@ send_payload(lua_State *L, struct kernel *k, int dest, uint32_t source, int type
 	}
 	struct skynet_payload p;
 	skynet_payload_get(L, msg, &p);
-	void *data =
-	    t != NULL ? skynet_trace_attach(p.data, &p.sz, p.tag & PTYPE_TAG_DONTCOPY, t) : NULL;
+	void *data = NULL;
+	if (t != NULL && (p.tag & PTYPE_TAG_DONTCOPY))
+		data = skynet_trace_attach_cap(p.data, &p.sz, cap, t);
+	else if (t != NULL)
+		data = skynet_trace_attach(p.data, &p.sz, false, t);
 	if (data != NULL) { // traced, and the tag fits (trace.c keeps tags within the limit)
 		p.data = data;
 		p.tag = PTYPE_TAG_DONTCOPY | PTYPE_TAG_TRACED;
@@ -70,15 +74,15 @@ send_payload(lua_State *L, struct kernel *k, int dest, uint32_t source, int type
 int
 kernel_send_from(lua_State *L, struct kernel *k, int dest, uint32_t source, int type, int session,
                  int msg) {
-	return send_payload(L, k, dest, source, type, session, msg, NULL);
+	return send_payload(L, k, dest, source, type, session, msg, NULL, 0);
 }
 
 int
 kernel_send_traced(lua_State *L, struct kernel *k, int dest, uint32_t source, int type, int session,
-                   int msg) {
+                   int msg, size_t cap) {
 	struct skynet_trace t;
 	bool traced = k->traced_n > 0 && kernel_trace_out(k, &t);
-	return send_payload(L, k, dest, source, type, session, msg, traced ? &t : NULL);
+	return send_payload(L, k, dest, source, type, session, msg, traced ? &t : NULL, cap);
 }
 
 void
@@ -148,14 +152,17 @@ kernel_new_session(lua_State *L, int K, struct kernel *k) {
 /* ---- send ---- */
 
 /* Stack: addr, typename, args... (n values), K. Packs the args with the
- * protocol's pack (msg, sz pushed) and returns the protocol's id. */
+ * protocol's pack (msg, sz pushed) and returns the protocol's id; *cap: the
+ * bytes msg's allocation holds when that pack is skynet.pack, else 0. */
 static int
-pack_message(lua_State *L, int K, int n) {
+pack_message(lua_State *L, int K, int n, size_t *cap) {
 	int p = kernel_get_proto(L, K, 2);
 	lua_getfield(L, p, "pack");
+	bool seri = lua_tocfunction(L, -1) == luaseri_pack;
 	for (int i = 3; i <= n; i++)
 		lua_pushvalue(L, i);
 	lua_call(L, n - 2, 2);
+	*cap = seri ? luaseri_packed : 0; // that very call set it as it returned
 	lua_getfield(L, p, "id");
 	int id = (int)lua_tointeger(L, -1);
 	lua_pop(L, 1);
@@ -173,9 +180,10 @@ kernel_lsend(lua_State *L) {
 	kernel_push(L);
 	int K = n + 1;
 	int msg = K + 2; // after the protocol
-	int id = pack_message(L, K, n);
+	size_t cap;
+	int id = pack_message(L, K, n, &cap);
 	struct kernel *k = lua_touserdata(L, K);
-	return skynet_push_send_result(L, kernel_send_traced(L, k, 1, 0, id, 0, msg));
+	return skynet_push_send_result(L, kernel_send_traced(L, k, 1, 0, id, 0, msg, cap));
 }
 
 /* The id of the protocol named at idx; raises "unknown protocol" at the caller. */
@@ -200,7 +208,7 @@ kernel_lrawsend(lua_State *L) {
 	}
 	struct kernel *k = kernel_push(L);
 	int id = proto_id(L, SLOT_KERNEL, ARG_NAME);
-	return skynet_push_send_result(L, kernel_send_traced(L, k, ARG_ADDR, 0, id, 0, ARG_MSG));
+	return skynet_push_send_result(L, kernel_send_traced(L, k, ARG_ADDR, 0, id, 0, ARG_MSG, 0));
 }
 
 /* skynet.redirect(dest, source, typename, session, msg, sz) */
@@ -213,7 +221,7 @@ kernel_lredirect(lua_State *L) {
 	uint32_t source = (uint32_t)luaL_checkinteger(L, ARG_SOURCE);
 	int session = (int)luaL_checkinteger(L, ARG_SESSION);
 	return skynet_push_send_result(
-	    L, kernel_send_traced(L, k, ARG_DEST, source, id, session, ARG_MSG));
+	    L, kernel_send_traced(L, k, ARG_DEST, source, id, session, ARG_MSG, 0));
 }
 
 /* ---- call ---- */
@@ -252,9 +260,10 @@ call_send_failed(lua_State *L, int a, int session) {
 	return kernel_error_at(L, 1, lua_tostring(L, -1));
 }
 
-/* new_call(addr at a, id, payload at msg): sends with a fresh session, returns it. */
+/* new_call(addr at a, id, payload at msg, cap as kernel_send_traced): sends
+ * with a fresh session, returns it. */
 static int
-new_call(lua_State *L, int K, struct kernel *k, int a, int id, int msg, int level) {
+new_call(lua_State *L, int K, struct kernel *k, int a, int id, int msg, size_t cap, int level) {
 	if (kernel_is_zero(L, a)) {
 		if (!lua_isnoneornil(L, msg + 1))
 			trash(L, msg);
@@ -264,7 +273,7 @@ new_call(lua_State *L, int K, struct kernel *k, int a, int id, int msg, int leve
 		trace_call_line(L, k, a);
 	if (k->wrapped)
 		kernel_session_guard(L, K, k);
-	int session = kernel_send_traced(L, k, a, 0, id, -1, msg);
+	int session = kernel_send_traced(L, k, a, 0, id, -1, msg, cap);
 	if (session < 0)
 		return call_send_failed(L, a, session);
 	kernel_track(k, session);
@@ -324,8 +333,9 @@ kernel_lcall(lua_State *L) {
 	int K = n + 1;
 	int p = K + 1;
 	int msg = K + 2;
-	int id = pack_message(L, K, n);
-	int session = new_call(L, K, k, 1, id, msg, 1);
+	size_t cap;
+	int id = pack_message(L, K, n, &cap);
+	int session = new_call(L, K, k, 1, id, msg, cap, 1);
 	lua_pushvalue(L, 1);
 	lua_pushvalue(L, p);
 	lua_pushinteger(L, session);
@@ -377,7 +387,7 @@ kernel_lnew_call(lua_State *L) {
 	lua_settop(L, ARG_SZ);
 	struct kernel *k = kernel_push(L);
 	int id = (int)luaL_checkinteger(L, ARG_ID);
-	lua_pushinteger(L, new_call(L, SLOT_KERNEL, k, ARG_ADDR, id, ARG_MSG, 2));
+	lua_pushinteger(L, new_call(L, SLOT_KERNEL, k, ARG_ADDR, id, ARG_MSG, 0, 2));
 	return 1;
 }
 
@@ -393,7 +403,7 @@ kernel_lcall_handler(lua_State *L) {
 	lua_settop(L, ARG_SZ);
 	struct kernel *k = kernel_push(L);
 	int id = (int)luaL_checkinteger(L, ARG_ID);
-	int session = new_call(L, SLOT_KERNEL, k, ARG_ADDR, id, ARG_MSG, 2);
+	int session = new_call(L, SLOT_KERNEL, k, ARG_ADDR, id, ARG_MSG, 0, 2);
 	lua_pushvalue(L, ARG_HANDLER);
 	kernel_seti(L, SLOT_KERNEL, UV_WAITING, session);
 	lua_pushvalue(L, ARG_ADDR);
