@@ -100,6 +100,33 @@ in_place_when_there_is_room(int *failed) {
 	skynet_free(buf);
 }
 
+/* attach_cap judges the room by the size it is told, not by the allocator:
+ * told enough, in place; told too little, a new buffer (ASan checks the
+ * old one is freed); told 0, it asks the allocator as attach does. */
+static void
+in_place_by_the_size_told(int *failed) {
+	struct skynet_trace t = make_trace(NULL, 0);
+	size_t room = skynet_trace_size(0);
+	char *data = skynet_malloc(7 + room);
+	memcpy(data, "payload", 7);
+	size_t sz = 7;
+	char *buf = skynet_trace_attach_cap(data, &sz, 7 + room, &t);
+	TT_CHECK(buf == data && sz == 7 + room);
+	struct skynet_trace got;
+	size_t len = 0;
+	TT_CHECK(skynet_trace_parse(buf, sz, &got, &len) && len == 7 && got.span == t.span);
+	// told less than the trailer needs, though the allocation has it: copied
+	sz = 7;
+	char *copy = skynet_trace_attach_cap(buf, &sz, 7 + room - 1, &t);
+	TT_CHECK(copy != buf && sz == 7 + room && memcmp(copy, "payload", 7) == 0);
+	TT_CHECK(skynet_trace_parse(copy, sz, &got, &len) && len == 7);
+	// told nothing: the allocator's size decides
+	sz = 7;
+	buf = skynet_trace_attach_cap(copy, &sz, 0, &t);
+	TT_CHECK(buf == copy && sz == 7 + room);
+	skynet_free(buf);
+}
+
 /* A NULL tag (the trace id's hex) travels as the id alone: 27 bytes, the
  * id and span back, the tag NULL again; with an all-zero id it is refused. */
 static void
@@ -218,6 +245,7 @@ main(void) {
 	skynet_globalinit();
 	TT_RUN(round_trip);
 	TT_RUN(in_place_when_there_is_room);
+	TT_RUN(in_place_by_the_size_told);
 	TT_RUN(id_tag_travels_as_the_id);
 	TT_RUN(malformed_is_refused);
 	TT_RUN(dispatch_strips_the_trailer);
