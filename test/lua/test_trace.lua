@@ -114,6 +114,29 @@ t.case("the callee runs in a child span of the same trace", function()
 	t.eq(skynet.call(probe, "lua", "last"), redirected, "a redirect's trace")
 end)
 
+-- skynet.pack leaves room for the trailer and tells the send how much it
+-- left (luaseri_packed): payloads small and large (past pack's inline
+-- buffer, then grown), sent and called, arrive whole with the trace.
+t.case("payloads of every size carry the trace, whole", function()
+	local sizes = { 0, 1, 40, 200, 240, 250, 255, 256, 300, 1000, 70000 }
+	local trace_id, ids = in_coroutine(function()
+		local id = tracing.begin()
+		local got = {}
+		for _, n in ipairs(sizes) do
+			local text = string.rep(string.char(65 + n % 26), n)
+			local back = skynet.call(probe, "lua", "leaf", text)
+			t.eq(#back, n, "the size back: " .. n)
+			t.ok(back == text, "the bytes back: " .. n)
+			skynet.send(probe, "lua", "ctx_send", text)
+			got[#got + 1] = skynet.call(probe, "lua", "last")
+		end
+		return id, got
+	end)
+	for i, n in ipairs(sizes) do
+		t.eq(ids[i], trace_id, "the send of " .. n .. " bytes carried the trace")
+	end
+end)
+
 t.case("a request that raises ends its span with an error", function()
 	local trace_id = in_coroutine(function()
 		local id = tracing.begin()
