@@ -1,13 +1,16 @@
 -- diag.trace_overhead_pct: skynet.call between two services with tracing
 -- off and on (a traced coroutine: each call carries the trace id and span
 -- id, each answer is a span kept in the ring and written by the tracer as
--- an OpenTelemetry JSON line), ROUNDS rounds of each, alternating, in one
--- node (bench/config.trace: trace_lines = false, as a node that exports
--- spans would run). "off" runs on a pair of services that never traced;
--- "idle" on the pair that traces, from an untraced coroutine (what every
+-- an OpenTelemetry JSON line), in one node (bench/config.trace:
+-- trace_lines = false, as a node that exports spans would run). "on" and
+-- "off" run on the same two services, from a traced and from an untraced
+-- coroutine: two different pairs of services differ by themselves (where
+-- their states sit in memory), by 1-2 % either way from one process to the
+-- next, which is what diag.trace_idle_overhead_pct shows: the same untraced
+-- calls on the pair that traces against a pair that never traced (what an
 -- untraced call of a service that once traced pays: one branch). PAIRS
 -- pairs of CALLS calls each; prints the medians of the rates and of the
--- pairs' overheads: the calls per second lost against off, in percent.
+-- pairs' overheads: the calls per second lost, in percent.
 local skynet = require "skynet"
 local report = require "bench_report"
 require "skynet.manager"
@@ -16,8 +19,9 @@ local PAIRS <const> = tonumber(os.getenv "BENCH_TRACE_PAIRS") or 31
 local CALLS <const> = tonumber(os.getenv "BENCH_TRACE_CALLS") or 10000
 
 -- BENCH_TRACE_ONLY=off|idle|on (environment): only that mode, PAIRS
--- times, nothing reported; for callgrind or `perf stat`, which count what
--- the load of a shared machine does not change.
+-- times, nothing reported (off: the pair that never traced; idle: untraced
+-- calls on the pair that traces); for callgrind or `perf stat`, which
+-- count what the load of a shared machine does not change.
 local only = os.getenv "BENCH_TRACE_ONLY"
 
 local function median(t)
@@ -81,15 +85,15 @@ skynet.start(function()
 		for i = 1, PAIRS do
 			local a, b
 			if i % 2 == 1 then
-				a = elapsed(client, server, "calls")
+				a = elapsed(tclient, tserver, "calls")
 				b = elapsed(tclient, tserver, "traced_calls")
 			else
 				b = elapsed(tclient, tserver, "traced_calls")
-				a = elapsed(client, server, "calls")
+				a = elapsed(tclient, tserver, "calls")
 			end
-			local c = elapsed(tclient, tserver, "calls")
+			local never = elapsed(client, server, "calls")
 			off[i], on[i] = CALLS / (a / 1e9), CALLS / (b / 1e9)
-			over[i], idle_over[i] = (b - a) / b * 100, (c - a) / c * 100
+			over[i], idle_over[i] = (b - a) / b * 100, (a - never) / a * 100
 		end
 		print(string.format("bench: trace pairs: overhead %% from %.1f to %.1f", math.min(table.unpack(over)),
 			math.max(table.unpack(over))))
