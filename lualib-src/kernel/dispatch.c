@@ -358,13 +358,13 @@ request_line(lua_State *L, struct kernel *k, lua_State *co) {
 	lua_pop(L, 1);
 }
 
-/* The request's coroutine (at co) takes over the trace its message carries
+/* The request's coroutine th takes over the trace its message carries
  * (k->trace_in) or, without one, the payload its source announced (at the
  * top of UV_TRACE_SOURCE[source]), and begins a span, child of the
- * sender's; name: the request's first argument (0: none). */
+ * sender's; name: the absolute index of the request's first argument (0:
+ * none). */
 static void
-take_trace_tag(lua_State *L, int K, struct kernel *k, int co, int source, int name) {
-	lua_State *th = lua_tothread(L, co);
+take_trace_tag(lua_State *L, int K, struct kernel *k, lua_State *th, int source, int name) {
 	const struct skynet_trace *in = k->trace_in;
 	struct kernel_span_from from = {
 	    .name = name, .source = (uint32_t)lua_tointeger(L, source), .at_dispatch = true};
@@ -408,10 +408,11 @@ start_request(lua_State *L, int K, struct kernel *k, int base) {
 	kernel_set(L, K, UV_REQ_SESSION, co);
 	lua_pushvalue(L, base + JOB_SOURCE);
 	kernel_set(L, K, UV_REQ_SOURCE, co);
+	lua_State *th = lua_tothread(L, co);
 	if (k->trace_pending > 0 || k->trace_in != NULL)
-		take_trace_tag(L, K, k, co, base + JOB_SOURCE, nargs > 3 ? base + JOB_SOURCE + 1 : 0);
+		take_trace_tag(L, K, k, th, base + JOB_SOURCE, nargs > 3 ? base + JOB_SOURCE + 1 : 0);
 	kernel_set_running(L, K, k, co);
-	bool ok = kernel_resume(k, L, lua_tothread(L, co), nargs);
+	bool ok = kernel_resume(k, L, th, nargs);
 	kernel_trace_settle(k); // before any other coroutine runs
 	kernel_run(L, K, ok);
 }

@@ -365,7 +365,7 @@ int kernel_lexit_state(lua_State *L); // S.exit_state
 
 /* Where a span begins: its tag (tag_len bytes; NULL: the trace id's hex),
  * its trace id (NULL or all zero: the tag's; given when the tag is NULL), the parent span (0: root), the request's source (0:
- * none), the stack index of the request's first argument naming it (0:
+ * none), the absolute stack index of the request's first argument naming it (0:
  * none), and whether it begins with the dispatch of its request (its start
  * is then the dispatch's clock reading, skynet_dispatch_ns, when there is
  * one). */

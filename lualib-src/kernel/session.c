@@ -153,12 +153,13 @@ kernel_new_session(lua_State *L, int K, struct kernel *k) {
 
 /* Stack: addr, typename, args... (n values), K. Packs the args with the
  * protocol's pack (msg, sz pushed) and returns the protocol's id; *cap: the
- * bytes msg's allocation holds when that pack is skynet.pack, else 0. */
+ * bytes msg's allocation holds when that pack is skynet.pack and the
+ * service traces (only a traced send reads it), else 0. */
 static int
-pack_message(lua_State *L, int K, int n, size_t *cap) {
+pack_message(lua_State *L, int K, const struct kernel *k, int n, size_t *cap) {
 	int p = kernel_get_proto(L, K, 2);
 	lua_getfield(L, p, "pack");
-	bool seri = lua_tocfunction(L, -1) == luaseri_pack;
+	bool seri = k->traced_n > 0 && lua_tocfunction(L, -1) == luaseri_pack;
 	for (int i = 3; i <= n; i++)
 		lua_pushvalue(L, i);
 	lua_call(L, n - 2, 2);
@@ -177,12 +178,11 @@ kernel_lsend(lua_State *L) {
 	int n = lua_gettop(L);
 	if (n < 2)
 		lua_settop(L, 2), n = 2;
-	kernel_push(L);
+	struct kernel *k = kernel_push(L);
 	int K = n + 1;
 	int msg = K + 2; // after the protocol
 	size_t cap;
-	int id = pack_message(L, K, n, &cap);
-	struct kernel *k = lua_touserdata(L, K);
+	int id = pack_message(L, K, k, n, &cap);
 	return skynet_push_send_result(L, kernel_send_traced(L, k, 1, 0, id, 0, msg, cap));
 }
 
@@ -334,7 +334,7 @@ kernel_lcall(lua_State *L) {
 	int p = K + 1;
 	int msg = K + 2;
 	size_t cap;
-	int id = pack_message(L, K, n, &cap);
+	int id = pack_message(L, K, k, n, &cap);
 	int session = new_call(L, K, k, 1, id, msg, cap, 1);
 	lua_pushvalue(L, 1);
 	lua_pushvalue(L, p);

@@ -88,6 +88,7 @@ struct trace_rec {
 struct pending {
 	lua_State *co;           // NULL: none
 	struct skynet_span span; // all but its id and end
+	bool named;              // span.name begins with the service's name (kept from the last one)
 };
 
 struct kernel_trace {
@@ -382,9 +383,10 @@ kernel_set_trace_source(lua_State *L, int K, struct kernel *k, int source) {
 
 /* ---- spans ---- */
 
-/* The span's name: the service's name, then the text at name (when a string). */
+/* The span's name: the service's name (already there when prefixed), then
+ * the text at the absolute index name (when a string). */
 static void
-name_span(lua_State *L, struct kernel_trace *t, struct skynet_span *s, int name) {
+name_span(lua_State *L, struct kernel_trace *t, struct skynet_span *s, int name, bool prefixed) {
 	if (!t->named) {
 		t->named = true;
 		if (lua_getglobal(L, "SERVICE_NAME") == LUA_TSTRING) {
@@ -396,7 +398,8 @@ name_span(lua_State *L, struct kernel_trace *t, struct skynet_span *s, int name)
 		lua_pop(L, 1);
 	}
 	size_t at = t->name_len;
-	memcpy(s->name, t->name, at);
+	if (!prefixed)
+		memcpy(s->name, t->name, at);
 	if (name != 0 && lua_type(L, name) == LUA_TSTRING && at + 1 < sizeof(s->name) - 1) {
 		size_t len;
 		const char *text = lua_tolstring(L, name, &len);
@@ -444,10 +447,11 @@ kernel_trace_settle(struct kernel *k) {
 		pend_settle(k);
 }
 
-/* Span s begins, as from says: all but its trace and span ids. */
+/* Span s begins, as from says: all but its trace and span ids; prefixed:
+ * its name already begins with the service's name. */
 static void
 span_fill(lua_State *L, struct kernel *k, struct skynet_span *s,
-          const struct kernel_span_from *from) {
+          const struct kernel_span_from *from, bool prefixed) {
 	s->parent = from->parent;
 	s->source = from->source;
 	s->address = kernel_self(k);
@@ -455,7 +459,7 @@ span_fill(lua_State *L, struct kernel *k, struct skynet_span *s,
 	s->start_ns = at != 0 ? at : skynet_monotonic_ns();
 	s->end_ns = 0;
 	s->status = 0;
-	name_span(L, k->trace, s, from->name != 0 ? lua_absindex(L, from->name) : 0);
+	name_span(L, k->trace, s, from->name, prefixed);
 }
 
 /* A span from a trailer that carried the id alone, for a coroutine with no
@@ -466,7 +470,8 @@ pend_begin(lua_State *L, struct kernel *k, lua_State *co, const struct kernel_sp
 	if (t->pend.co != NULL) // another one's: one request per dispatch, so not seen
 		pend_settle(k);
 	memcpy(t->pend.span.trace, from->trace, 16);
-	span_fill(L, k, &t->pend.span, from);
+	span_fill(L, k, &t->pend.span, from, t->pend.named);
+	t->pend.named = true;
 	t->pend.co = co;
 	k->traced_n++;
 }
@@ -495,7 +500,7 @@ kernel_span_begin(lua_State *L, struct kernel *k, lua_State *co,
 		r->id_tag = r->id_text = is_id_hex(r->tag, r->tag_len, s->trace);
 	}
 	s->span = skynet_span_new_id();
-	span_fill(L, k, s, from);
+	span_fill(L, k, s, from, false);
 	r->spanned = true;
 }
 
