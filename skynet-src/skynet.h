@@ -142,7 +142,7 @@ void *skynet_trace_attach(void *data, size_t *sz, bool donated, const struct sky
  * cap bytes (what it asked the allocator for): the room is judged by cap,
  * with no look at the allocator's header before data. That header shares a
  * cache line with the end of the chunk before it, often a message another
- * worker is reading: on two workers the look cost about 2 % of a traced
+ * worker is reading: on two workers the look cost about 1 % of a traced
  * call's throughput. cap 0: unknown, as skynet_trace_attach.
  */
 void *skynet_trace_attach_cap(void *data, size_t *sz, size_t cap, const struct skynet_trace *t);
