@@ -30,10 +30,12 @@ end
 -- its DevTools address (raises after 30 s).
 function M.start(opts)
 	local dir = shell("mktemp -d"):gsub("%s+$", "")
-	local pid = tonumber(shell(string.format("chromium --headless=new --no-sandbox --disable-gpu "
+	-- TMPDIR: chromium makes a folder of its own there (its singleton
+	-- socket), which goes with dir instead of staying in /tmp.
+	local pid = tonumber(shell(string.format("TMPDIR=%s chromium --headless=new --no-sandbox --disable-gpu "
 		.. "--no-first-run --disable-extensions --disable-background-networking --window-size=%s "
 		.. "--remote-debugging-address=127.0.0.1 --remote-debugging-port=0 --user-data-dir=%s/data "
-		.. "about:blank >%s/out 2>&1 & echo $!", opts and opts.window or "1000,700", dir, dir)))
+		.. "about:blank >%s/out 2>&1 & echo $!", dir, opts and opts.window or "1000,700", dir, dir)))
 	local browser = { pid = pid, dir = dir }
 	local deadline = skynet.now() + 3000
 	while skynet.now() < deadline do
