@@ -29,14 +29,15 @@
  * In place. A sender that knows it will trace asks for the room when it
  * allocates the payload (lua-seri.c packs with luaseri_room bytes to
  * spare while a traced coroutine runs): attach then writes the trailer
- * after the payload, with no new buffer, no copy and no free. The kernel
- * tells how big the allocation is (skynet_trace_attach_cap, luaseri_packed)
- * when skynet.pack made it just before, so attach reads no malloc header. That matters
+ * after the payload, with no new buffer, no copy and no free. That matters
  * beyond the copy: the request and its reply keep the same size class, so
  * the allocator's per-thread caches stay balanced when the request is
  * freed on the receiver's thread and the reply on the sender's (a traced
  * request one class above its reply left one thread's cache always empty
  * and the other's always full, each miss a trip to the shared arena).
+ * Whether the room is there: the kernel passes what skynet.pack asked the
+ * allocator for (skynet_trace_attach_cap, luaseri_packed), so attach reads
+ * no malloc header; other senders' buffers are measured by the allocator.
  *
  * No lock, no state: pure functions over a buffer.
  */
@@ -74,11 +75,12 @@ attach(void *data, size_t *sz, bool donated, size_t cap, const struct skynet_tra
 		return NULL;
 	size_t len = data != NULL ? *sz : 0;
 	size_t total = len + skynet_trace_size(n);
+	bool in_place = false; // the room is there
+	if (donated && data != NULL)
+		in_place = (cap != 0 ? cap : skynet_malloc_usable(data)) >= total;
 	char *buf;
-	if (donated && data != NULL && cap == 0)
-		cap = skynet_malloc_usable(data);
-	if (donated && data != NULL && cap >= total) {
-		buf = data; // the room is there: in place
+	if (in_place) {
+		buf = data;
 	} else {
 		/* A new buffer and a copy, not realloc: glibc's realloc to a larger
 		 * size class skips the thread cache, and costs more than the copy of

@@ -60,10 +60,9 @@ send_payload(lua_State *L, struct kernel *k, int dest, uint32_t source, int type
 	struct skynet_payload p;
 	skynet_payload_get(L, msg, &p);
 	void *data = NULL;
-	if (t != NULL && (p.tag & PTYPE_TAG_DONTCOPY))
-		data = skynet_trace_attach_cap(p.data, &p.sz, cap, t);
-	else if (t != NULL)
-		data = skynet_trace_attach(p.data, &p.sz, false, t);
+	if (t != NULL)
+		data = p.tag & PTYPE_TAG_DONTCOPY ? skynet_trace_attach_cap(p.data, &p.sz, cap, t)
+		                                  : skynet_trace_attach(p.data, &p.sz, false, t);
 	if (data != NULL) { // traced, and the tag fits (trace.c keeps tags within the limit)
 		p.data = data;
 		p.tag = PTYPE_TAG_DONTCOPY | PTYPE_TAG_TRACED;
