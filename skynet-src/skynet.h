@@ -120,10 +120,20 @@ struct skynet_trace {
 	size_t tag_len;
 	uint8_t trace[16];
 	uint64_t span;
+	/* The receiving side's (skynet_message_trace): the payload the trailer
+	 * followed, as the callback sees it. A sender leaves them out. */
+	const void *payload;
+	size_t payload_sz;
 };
 
-/* The bytes skynet_trace_attach appends for a tag of tag_len bytes (0: a NULL tag). */
-size_t skynet_trace_size(size_t tag_len);
+/* The bytes skynet_trace_attach appends for a tag of tag_len bytes (0: a
+ * NULL tag): the tag and SKYNET_TRACE_FIXED more (the layout: skynet_trace.c).
+ * Inline: a traced coroutine's kernel asks at each resume. */
+#define SKYNET_TRACE_FIXED 27
+static inline size_t
+skynet_trace_size(size_t tag_len) {
+	return SKYNET_TRACE_FIXED + tag_len;
+}
 
 /*
  * Append t to the payload data (*sz bytes; donated: data is the caller's

@@ -50,7 +50,8 @@
 #define TRACE_ID_LEN 16
 #define SPAN_LEN     8
 #define TRACE_FIXED  (1 + TRACE_ID_LEN + SPAN_LEN + 2) // the 0, the ids, n
-#define TAG_IS_ID    0xffff                            // n: no tag bytes, the tag is the id's hex
+_Static_assert(TRACE_FIXED == SKYNET_TRACE_FIXED, "skynet.h tells the trailer's size");
+#define TAG_IS_ID 0xffff // n: no tag bytes, the tag is the id's hex
 
 /* v in big-endian byte order (and back). */
 static inline uint64_t
@@ -60,11 +61,6 @@ big_endian(uint64_t v) {
 #else
 	return v;
 #endif
-}
-
-size_t
-skynet_trace_size(size_t tag_len) {
-	return TRACE_FIXED + tag_len;
 }
 
 /* skynet_trace_attach; cap: the bytes a donated data holds, 0 when unknown. */
@@ -148,6 +144,8 @@ skynet_trace_parse(const void *data, size_t len, struct skynet_trace *out, size_
 	uint64_t span;
 	memcpy(&span, trace + TRACE_ID_LEN, SPAN_LEN);
 	out->span = big_endian(span);
+	out->payload = data;
+	out->payload_sz = at;
 	*payload = at;
 	return true;
 }
