@@ -148,14 +148,26 @@ skynet_trace_size(size_t tag_len) {
 void *skynet_trace_attach(void *data, size_t *sz, bool donated, const struct skynet_trace *t);
 
 /*
- * skynet_trace_attach of a donated allocation that the caller knows holds
- * cap bytes (what it asked the allocator for): the room is judged by cap,
- * with no look at the allocator's header before data. That header shares a
- * cache line with the end of the chunk before it, often a message another
- * worker is reading: on two workers the look cost about 1 % of a traced
- * call's throughput. cap 0: unknown, as skynet_trace_attach.
+ * The trailer skynet_trace_attach would append for t, written to out
+ * (skynet_trace_size of t's tag: room the caller gives). Returns its size,
+ * 0 (nothing written) when the tag is longer than SKYNET_TRACE_TAG_MAX. For
+ * a sender that sends many messages with one trace: encode once, then
+ * skynet_trace_append to each.
  */
-void *skynet_trace_attach_cap(void *data, size_t *sz, size_t cap, const struct skynet_trace *t);
+size_t skynet_trace_encode(const struct skynet_trace *t, void *out);
+
+/*
+ * skynet_trace_attach of a trailer encoded before (n bytes from
+ * skynet_trace_encode), with one more thing known: cap, the bytes a
+ * donated data holds (what its owner asked the allocator for), which
+ * judges the room with no look at the allocator's header before data.
+ * That header shares a cache line with the end of the chunk before it,
+ * often a message another worker is reading: on two workers the look cost
+ * about 1 % of a traced call's throughput. cap 0: unknown, the allocator
+ * says. Never NULL.
+ */
+void *skynet_trace_append(void *data, size_t *sz, bool donated, size_t cap, const void *trailer,
+                          size_t n);
 
 /* Inside a callback: the trace its message carries, or NULL. Valid until
  * the callback returns; its tag points into the message. */

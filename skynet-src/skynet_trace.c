@@ -17,8 +17,10 @@
  * one core's cache to the other's: 32 bytes less is one cache line less
  * for most payloads, and one malloc size class less.
  *
- * Who writes and reads it. skynet_trace_attach (the sender: the kernel of
- * a traced Lua coroutine, or any C service) appends it; skynet_send with
+ * Who writes and reads it. skynet_trace_attach (the sender: any C
+ * service), or skynet_trace_encode once and skynet_trace_append to each
+ * message (the kernel of a traced Lua coroutine, which keeps a span's
+ * trailer for all the messages the span sends), appends it; skynet_send with
  * PTYPE_TAG_TRACED sets the bit; the dispatch step (skynet_server.c) parses
  * it, hands the callback the payload alone, and keeps the parsed trailer
  * for skynet_message_trace until the callback returns. A service that
@@ -28,16 +30,16 @@
  *
  * In place. A sender that knows it will trace asks for the room when it
  * allocates the payload (lua-seri.c packs with luaseri_room bytes to
- * spare while a traced coroutine runs): attach then writes the trailer
- * after the payload, with no new buffer, no copy and no free. That matters
+ * spare while a traced coroutine runs): the trailer then goes after the
+ * payload, with no new buffer, no copy and no free. That matters
  * beyond the copy: the request and its reply keep the same size class, so
  * the allocator's per-thread caches stay balanced when the request is
  * freed on the receiver's thread and the reply on the sender's (a traced
  * request one class above its reply left one thread's cache always empty
  * and the other's always full, each miss a trip to the shared arena).
  * Whether the room is there: the kernel passes what skynet.pack asked the
- * allocator for (skynet_trace_attach_cap, luaseri_packed), so attach reads
- * no malloc header; other senders' buffers are measured by the allocator.
+ * allocator for (skynet_trace_append's cap, luaseri_packed), so no malloc
+ * header is read; other senders' buffers are measured by the allocator.
  *
  * No lock, no state: pure functions over a buffer.
  */
@@ -63,31 +65,27 @@ big_endian(uint64_t v) {
 #endif
 }
 
-/* skynet_trace_attach; cap: the bytes a donated data holds, 0 when unknown. */
-static void *
-attach(void *data, size_t *sz, bool donated, size_t cap, const struct skynet_trace *t) {
-	size_t n = t->tag != NULL ? t->tag_len : 0;
-	if (n > SKYNET_TRACE_TAG_MAX)
-		return NULL;
-	size_t len = data != NULL ? *sz : 0;
-	size_t total = len + skynet_trace_size(n);
-	bool in_place = false; // the room is there
-	if (donated && data != NULL)
-		in_place = (cap != 0 ? cap : skynet_malloc_usable(data)) >= total;
-	char *buf;
-	if (in_place) {
-		buf = data;
-	} else {
-		/* A new buffer and a copy, not realloc: glibc's realloc to a larger
-		 * size class skips the thread cache, and costs more than the copy of
-		 * a message's few bytes. */
-		buf = skynet_malloc(total);
-		if (len > 0)
-			memcpy(buf, data, len);
-		if (donated)
-			skynet_free(data);
-	}
-	char *p = buf + len;
+/* A buffer that holds the len bytes of data and total - len more after
+ * them: data itself when the room is there (donated, and cap, or the
+ * allocator when cap is 0, says so), else a copy (data freed when donated). */
+static char *
+with_room(void *data, size_t len, bool donated, size_t cap, size_t total) {
+	if (donated && data != NULL && (cap != 0 ? cap : skynet_malloc_usable(data)) >= total)
+		return data;
+	/* A new buffer and a copy, not realloc: glibc's realloc to a larger
+	 * size class skips the thread cache, and costs more than the copy of
+	 * a message's few bytes. */
+	char *buf = skynet_malloc(total);
+	if (len > 0)
+		memcpy(buf, data, len);
+	if (donated)
+		skynet_free(data);
+	return buf;
+}
+
+/* The trailer of t (tag n bytes, n <= SKYNET_TRACE_TAG_MAX) at p. */
+static void
+encode(char *p, const struct skynet_trace *t, size_t n) {
 	*p++ = 0;
 	if (n > 0)
 		memcpy(p, t->tag, n);
@@ -100,18 +98,41 @@ attach(void *data, size_t *sz, bool donated, size_t cap, const struct skynet_tra
 	unsigned field = t->tag != NULL ? (unsigned)n : TAG_IS_ID;
 	*p++ = (char)(field & 0xff);
 	*p = (char)(field >> 8);
-	*sz = total;
-	return buf;
 }
 
 void *
 skynet_trace_attach(void *data, size_t *sz, bool donated, const struct skynet_trace *t) {
-	return attach(data, sz, donated, 0, t);
+	size_t n = t->tag != NULL ? t->tag_len : 0;
+	if (n > SKYNET_TRACE_TAG_MAX)
+		return NULL;
+	size_t len = data != NULL ? *sz : 0;
+	size_t total = len + skynet_trace_size(n);
+	char *buf = with_room(data, len, donated, 0, total);
+	encode(buf + len, t, n);
+	*sz = total;
+	return buf;
+}
+
+size_t
+skynet_trace_encode(const struct skynet_trace *t, void *out) {
+	size_t n = t->tag != NULL ? t->tag_len : 0;
+	if (n > SKYNET_TRACE_TAG_MAX)
+		return 0;
+	encode(out, t, n);
+	return skynet_trace_size(n);
 }
 
 void *
-skynet_trace_attach_cap(void *data, size_t *sz, size_t cap, const struct skynet_trace *t) {
-	return attach(data, sz, true, cap, t);
+skynet_trace_append(void *data, size_t *sz, bool donated, size_t cap, const void *trailer,
+                    size_t n) {
+	size_t len = data != NULL ? *sz : 0;
+	char *buf = donated && cap >= len + n ? data : with_room(data, len, donated, cap, len + n);
+	if (n == SKYNET_TRACE_FIXED) // the usual trailer: a copy the compiler writes out
+		memcpy(buf + len, trailer, SKYNET_TRACE_FIXED);
+	else
+		memcpy(buf + len, trailer, n);
+	*sz = len + n;
+	return buf;
 }
 
 static bool

@@ -390,8 +390,9 @@ void kernel_span_begin(lua_State *L, struct kernel *k, lua_State *co,
 void kernel_trace_end(lua_State *L, struct kernel *k, lua_State *co, bool failed);
 /* The bytes of the trailer co's messages carry (skynet_trace_size); 0 untraced. */
 size_t kernel_trace_room(struct kernel *k, const lua_State *co);
-/* The trace the running coroutine's messages carry: false when it has no tag. */
-bool kernel_trace_out(struct kernel *k, struct skynet_trace *out);
+/* The trailer the running coroutine's messages carry (skynet_trace_encode),
+ * *n bytes, valid until the next call; NULL when it has no tag. */
+const void *kernel_trace_trailer(struct kernel *k, size_t *n);
 /* After a request's first resume: its pending span, if it is still open,
  * becomes its record (trace.c's "Pending"). */
 void kernel_trace_settle(struct kernel *k);

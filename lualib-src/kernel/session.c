@@ -47,11 +47,11 @@ check_dest(lua_State *L, int dest, int msg) {
 	}
 }
 
-/* Send the payload at msg to dest from source, carrying trace t (NULL: none);
- * cap as kernel_send_traced. */
+/* Send the payload at msg to dest from source, with trailer (n bytes,
+ * NULL: none) after it; cap as kernel_send_traced. */
 static int
 send_payload(lua_State *L, struct kernel *k, int dest, uint32_t source, int type, int session,
-             int msg, const struct skynet_trace *t, size_t cap) {
+             int msg, const void *trailer, size_t n, size_t cap) {
 	check_dest(L, dest, msg);
 	if (session < 0) {
 		type |= PTYPE_TAG_ALLOCSESSION;
@@ -59,12 +59,8 @@ send_payload(lua_State *L, struct kernel *k, int dest, uint32_t source, int type
 	}
 	struct skynet_payload p;
 	skynet_payload_get(L, msg, &p);
-	void *data = NULL;
-	if (t != NULL)
-		data = p.tag & PTYPE_TAG_DONTCOPY ? skynet_trace_attach_cap(p.data, &p.sz, cap, t)
-		                                  : skynet_trace_attach(p.data, &p.sz, false, t);
-	if (data != NULL) { // traced, and the tag fits (trace.c keeps tags within the limit)
-		p.data = data;
+	if (trailer != NULL) {
+		p.data = skynet_trace_append(p.data, &p.sz, p.tag & PTYPE_TAG_DONTCOPY, cap, trailer, n);
 		p.tag = PTYPE_TAG_DONTCOPY | PTYPE_TAG_TRACED;
 	}
 	return skynet_payload_send(L, k->ctx, dest, source, type, session, &p);
@@ -73,15 +69,15 @@ send_payload(lua_State *L, struct kernel *k, int dest, uint32_t source, int type
 int
 kernel_send_from(lua_State *L, struct kernel *k, int dest, uint32_t source, int type, int session,
                  int msg) {
-	return send_payload(L, k, dest, source, type, session, msg, NULL, 0);
+	return send_payload(L, k, dest, source, type, session, msg, NULL, 0, 0);
 }
 
 int
 kernel_send_traced(lua_State *L, struct kernel *k, int dest, uint32_t source, int type, int session,
                    int msg, size_t cap) {
-	struct skynet_trace t;
-	bool traced = k->traced_n > 0 && kernel_trace_out(k, &t);
-	return send_payload(L, k, dest, source, type, session, msg, traced ? &t : NULL, cap);
+	size_t n = 0;
+	const void *trailer = k->traced_n > 0 ? kernel_trace_trailer(k, &n) : NULL;
+	return send_payload(L, k, dest, source, type, session, msg, trailer, n, cap);
 }
 
 void
@@ -226,11 +222,9 @@ kernel_lredirect(lua_State *L) {
 /* ---- call ---- */
 
 /* The "<TRACE> call <addr>" line of a traced call to the address at a
- * (config trace_lines not false). */
+ * (config trace_lines not false, which the caller checks). */
 static void
 trace_call_line(lua_State *L, struct kernel *k, int a) {
-	if (k->trace_quiet)
-		return;
 	if (!kernel_push_tag(L, k, k->running)) {
 		lua_pop(L, 1);
 		return;
@@ -268,7 +262,7 @@ new_call(lua_State *L, int K, struct kernel *k, int a, int id, int msg, size_t c
 			trash(L, msg);
 		kernel_error_at(L, level, "Invalid service address 0");
 	}
-	if (k->traced_n > 0)
+	if (k->traced_n > 0 && !k->trace_quiet)
 		trace_call_line(L, k, a);
 	if (k->wrapped)
 		kernel_session_guard(L, K, k);

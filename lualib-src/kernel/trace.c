@@ -86,6 +86,12 @@ struct trace_rec {
 	bool id_tag, id_text;
 	char tag_inline[TAG_INLINE];
 	struct skynet_span span;
+	/* The trailer of the span trailer_of (skynet_trace_encode): what its
+	 * messages carry when the id alone carries the tag, made at its first
+	 * send. Span ids never repeat, so a trailer made for another span
+	 * never matches. */
+	uint64_t trailer_of;
+	uint8_t trailer[SKYNET_TRACE_FIXED];
 };
 
 /* A request's span that nothing has read yet (see "Pending" above). Its
@@ -115,6 +121,7 @@ struct kernel_trace {
 	char name[SPAN_NAME_MAX]; // the service's name (SERVICE_NAME), read at the first span
 	size_t name_len;
 	bool named;
+	char *scratch; // owned, NULL until needed: the trailer of a text tag (kernel_trace_trailer)
 };
 
 void
@@ -282,6 +289,7 @@ kernel_trace_free(struct kernel *k) {
 		skynet_free(r);
 	}
 	skynet_free(t->slot);
+	skynet_free(t->scratch);
 	skynet_free(t);
 	k->trace = NULL;
 	k->traced_n = 0;
@@ -607,22 +615,31 @@ kernel_trace_room(struct kernel *k, const lua_State *co) {
 	return skynet_trace_size(r->spanned && r->id_tag ? 0 : r->tag_len);
 }
 
-bool
-kernel_trace_out(struct kernel *k, struct skynet_trace *out) {
+const void *
+kernel_trace_trailer(struct kernel *k, size_t *n) {
 	struct trace_rec *r = rec_of(k, k->running);
 	if (r == NULL || r->off)
-		return false;
-	bool id = r->spanned && r->id_tag; // the id alone carries the tag
-	out->tag = id ? NULL : rec_text(r);
-	out->tag_len = id ? 0 : r->tag_len;
-	if (r->spanned) {
-		memcpy(out->trace, r->span.trace, 16);
-		out->span = r->span.span;
-	} else {
-		memset(out->trace, 0, 16);
-		out->span = 0;
+		return NULL;
+	if (r->spanned && r->id_tag) { // the id alone carries the tag: the span's own trailer
+		if (r->trailer_of != r->span.span) {
+			struct skynet_trace t = {.span = r->span.span};
+			memcpy(t.trace, r->span.trace, 16);
+			skynet_trace_encode(&t, r->trailer);
+			r->trailer_of = r->span.span;
+		}
+		*n = sizeof(r->trailer);
+		return r->trailer;
 	}
-	return true;
+	struct skynet_trace t = {.tag = rec_text(r), .tag_len = r->tag_len};
+	if (r->spanned) {
+		memcpy(t.trace, r->span.trace, 16);
+		t.span = r->span.span;
+	}
+	struct kernel_trace *kt = k->trace;
+	if (kt->scratch == NULL) // tags are kept within the limit, so this holds any trailer
+		kt->scratch = skynet_malloc(SKYNET_TRACE_FIXED + SKYNET_TRACE_TAG_MAX);
+	*n = skynet_trace_encode(&t, kt->scratch);
+	return *n != 0 ? kt->scratch : NULL;
 }
 
 uint64_t

@@ -100,31 +100,49 @@ in_place_when_there_is_room(int *failed) {
 	skynet_free(buf);
 }
 
-/* attach_cap judges the room by the size it is told, not by the allocator:
+/* append judges the room by the size it is told, not by the allocator:
  * told enough, in place; told too little, a new buffer (ASan checks the
- * old one is freed); told 0, it asks the allocator as attach does. */
+ * old one is freed); told 0, it asks the allocator as attach does. The
+ * trailer it appends is the one encode made, the one attach appends. */
 static void
 in_place_by_the_size_told(int *failed) {
 	struct skynet_trace t = make_trace(NULL, 0);
 	size_t room = skynet_trace_size(0);
+	char trailer[SKYNET_TRACE_FIXED];
+	TT_CHECK(skynet_trace_encode(&t, trailer) == room);
 	char *data = skynet_malloc(7 + room);
 	memcpy(data, "payload", 7);
 	size_t sz = 7;
-	char *buf = skynet_trace_attach_cap(data, &sz, 7 + room, &t);
+	char *buf = skynet_trace_append(data, &sz, true, 7 + room, trailer, room);
 	TT_CHECK(buf == data && sz == 7 + room);
 	struct skynet_trace got;
 	size_t len = 0;
 	TT_CHECK(skynet_trace_parse(buf, sz, &got, &len) && len == 7 && got.span == t.span);
+	char plain[7 + SKYNET_TRACE_FIXED];
+	size_t plain_sz = 7;
+	char *attached = skynet_trace_attach(memcpy(plain, "payload", 7), &plain_sz, false, &t);
+	TT_CHECK(plain_sz == sz && memcmp(attached, buf, sz) == 0);
+	skynet_free(attached);
 	// told less than the trailer needs, though the allocation has it: copied
 	sz = 7;
-	char *copy = skynet_trace_attach_cap(buf, &sz, 7 + room - 1, &t);
+	char *copy = skynet_trace_append(buf, &sz, true, 7 + room - 1, trailer, room);
 	TT_CHECK(copy != buf && sz == 7 + room && memcmp(copy, "payload", 7) == 0);
 	TT_CHECK(skynet_trace_parse(copy, sz, &got, &len) && len == 7);
 	// told nothing: the allocator's size decides
 	sz = 7;
-	buf = skynet_trace_attach_cap(copy, &sz, 0, &t);
+	buf = skynet_trace_append(copy, &sz, true, 0, trailer, room);
 	TT_CHECK(buf == copy && sz == 7 + room);
+	// not donated: copied, the caller's bytes untouched
+	char mine[8] = "payload";
+	sz = 7;
+	char *other = skynet_trace_append(mine, &sz, false, sizeof(mine) + 100, trailer, room);
+	TT_CHECK(other != mine && sz == 7 + room && mine[7] == 0);
+	TT_CHECK(skynet_trace_parse(other, sz, &got, &len) && len == 7);
+	skynet_free(other);
 	skynet_free(buf);
+	// a tag too long encodes nothing
+	struct skynet_trace long_tag = make_trace("x", SKYNET_TRACE_TAG_MAX + 1);
+	TT_CHECK(skynet_trace_encode(&long_tag, trailer) == 0);
 }
 
 /* A NULL tag (the trace id's hex) travels as the id alone: 27 bytes, the
