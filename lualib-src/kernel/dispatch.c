@@ -364,10 +364,11 @@ request_line(lua_State *L, struct kernel *k, lua_State *co) {
  * (k->trace_in) or, without one, the payload its source announced (at the
  * top of UV_TRACE_SOURCE[source]), and begins a span, child of the
  * sender's; name: the absolute index of the request's first argument (0:
- * none); seri: the protocol unpacks with skynet.unpack, so that argument
- * is the first value packed in the trailer's payload, read there without
- * asking Lua (trace.c reads it after the request ran: the payload must
- * stay until the callback returns, so not for a forwarding service). */
+ * none); seri: the protocol unpacks with skynet.unpack the very payload
+ * the trailer followed (not one a skynet.filter made), so that argument is
+ * the first value packed there, read without asking Lua (trace.c reads it
+ * after the request ran: the payload must stay until the callback
+ * returns, so not for a forwarding service). */
 static void
 take_trace_tag(lua_State *L, int K, struct kernel *k, lua_State *th, int source, int name,
                bool seri) {
@@ -458,8 +459,9 @@ dispatch_request(lua_State *L, struct kernel *k, lua_Integer prototype, lua_Inte
 	lua_pushvalue(L, ARG_SESSION);
 	lua_pushvalue(L, ARG_SOURCE);
 	lua_getfield(L, SLOT_P, "unpack");
-	bool seri =
-	    k->trace_in != NULL && !skynet_dispatch_forward && lua_tocfunction(L, -1) == luaseri_unpack;
+	bool seri = k->trace_in != NULL && !skynet_dispatch_forward &&
+	            lua_tocfunction(L, -1) == luaseri_unpack &&
+	            lua_touserdata(L, ARG_MSG) == k->trace_in->payload; // not a filter's own
 	lua_pushvalue(L, ARG_MSG);
 	lua_pushvalue(L, ARG_SZ);
 	lua_call(L, 2, LUA_MULTRET);

@@ -538,8 +538,10 @@ span_fill(lua_State *L, struct kernel *k, struct skynet_span *s,
 static void
 pend_begin(lua_State *L, struct kernel *k, lua_State *co, const struct kernel_span_from *from) {
 	struct kernel_trace *t = trace_of(k);
-	if (t->pend.co != NULL) // another one's: one request per dispatch, so not seen
+	if (t->pend.co != NULL) {   // another one's: one request per dispatch, so not seen
+		t->pend.payload = NULL; // and its message may be gone: named by the service alone
 		pend_settle(k);
+	}
 	memcpy(t->pend.span.trace, from->trace, 16);
 	t->pend.parent = from->parent;
 	t->pend.source = from->source;

@@ -3,7 +3,8 @@
 -- argument, `relay` calls `ctx` of another, a `ctx_send` or `client`
 -- message records them for `last`. svc_trace_probe raw: also keeps, for
 -- every message it serves, the trace id it ran in ("-": none); `seen`
--- returns and forgets them.
+-- returns and forgets them. svc_trace_probe filter: a skynet.filter makes
+-- each `alias` request a `leaf` one.
 local skynet = require "skynet"
 local tracing = require "skynet.tracing"
 
@@ -59,7 +60,7 @@ function CMD.seen()
 	return s
 end
 
-skynet.start(function()
+local function start()
 	skynet.dispatch("lua", function(session, _, cmd, ...)
 		local f = CMD[cmd]
 		if session == 0 then
@@ -68,4 +69,19 @@ skynet.start(function()
 			skynet.retpack(f(...))
 		end
 	end)
-end)
+end
+
+if mode == "filter" then -- a filter turns an `alias` request into a `leaf` one
+	require "skynet.manager"
+	skynet.filter(function(ptype, msg, sz, session, source)
+		if ptype == skynet.PTYPE_LUA then
+			local args = table.pack(skynet.unpack(msg, sz))
+			if args[1] == "alias" then
+				return ptype, skynet.packstring("leaf", table.unpack(args, 2, args.n)), nil, session, source
+			end
+		end
+		return ptype, msg, sz, session, source
+	end, start)
+else
+	skynet.start(start)
+end

@@ -387,6 +387,17 @@ t.case("trace_lines = false: a request's span is kept without a record until rea
 		sent = s.address == skynet.address(quiet) and s or sent
 	end
 	t.eq(sent and sent.name, "svc_trace_probe hello", "named by the client protocol's unpack")
+	local filtered = skynet.newservice("svc_trace_probe", "filter")
+	id = in_coroutine(function()
+		local trace = tracing.begin()
+		t.eq(skynet.call(filtered, "lua", "alias", 7), 7, "the filter's request answered")
+		return trace
+	end)
+	local served
+	for _, s in ipairs(spans_of(id, 2)) do
+		served = s.address == skynet.address(filtered) and s or served
+	end
+	t.eq(served and served.name, "svc_trace_probe leaf", "named by the request the filter made")
 	local span, got_id, got_span
 	id, span, ok, got_id = one("relay", quiet2)
 	t.ok(ok and got_id == id, "the relayed call's trace")
