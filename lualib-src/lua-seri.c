@@ -529,30 +529,6 @@ read_string(struct seri_reader *r, int cookie) {
 	lua_pushlstring(r->L, (const char *)take(r, len), len);
 }
 
-const char *
-luaseri_peek_string(const void *msg, size_t sz, size_t *len) {
-	const uint8_t *b = msg;
-	if (b == NULL || sz == 0)
-		return NULL;
-	int type = b[0] & 7, cookie = b[0] >> 3;
-	size_t head = 1, n = (size_t)cookie;
-	if (type == SERI_TLONG_STRING && (cookie == 2 || cookie == 4) && sz > (size_t)cookie) {
-		uint16_t n16;
-		uint32_t n32;
-		if (cookie == 2)
-			memcpy(&n16, b + 1, sizeof(n16)), n = n16;
-		else
-			memcpy(&n32, b + 1, sizeof(n32)), n = n32;
-		head += (size_t)cookie;
-	} else if (type != SERI_TSHORT_STRING) {
-		return NULL;
-	}
-	if (n > sz - head)
-		return NULL;
-	*len = n;
-	return (const char *)b + head;
-}
-
 /* Push the value whose tag byte t was just read. */
 static void
 read_value(struct seri_reader *r, uint8_t t, int depth) {

@@ -56,14 +56,4 @@ int luaseri_packstring(lua_State *L);
  */
 int luaseri_unpack(lua_State *L);
 
-/*
- * The first value of the encoding at msg (sz bytes) when it is a string:
- * its bytes (in msg, *len of them), what unpack would return first; NULL
- * when the encoding is empty, begins with another type or is cut short.
- * Reads nothing outside [msg, msg + sz). For the kernel's span names,
- * which want the first argument of a traced request without asking Lua.
- */
-const char *luaseri_peek_string(const void *msg, size_t sz, size_t *len)
-    __attribute__((visibility("hidden")));
-
 #endif

@@ -552,14 +552,10 @@ callback_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_
 	return 0;
 }
 
-__thread bool skynet_dispatch_forward;
-
 static int
 forward_cb(struct skynet_context *ctx, void *ud, int type, int session, uint32_t source,
            const void *msg, size_t sz) {
-	skynet_dispatch_forward = true;
 	dispatch(ctx, ud, type, session, source, msg, sz);
-	skynet_dispatch_forward = false;
 	return 1; // the Lua side keeps msg (it trashes or redirects it)
 }
 

@@ -9,7 +9,6 @@
 
 #include <lua.h>
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,14 +47,6 @@ int skynet_push_send_result(lua_State *L, int r);
  * frame is left, or msg holds a traceback already, push msg alone.
  */
 void skynet_push_traceback(lua_State *L, lua_State *co, const char *msg, int level);
-
-/*
- * True while a message is dispatched to a callback set with forward
- * (skynet.core's callback(f, true)): the core will not free it, so the
- * Lua side may hand it on and it may be gone before the callback returns.
- * Otherwise the message stays whole until the callback returns.
- */
-extern __thread bool skynet_dispatch_forward __attribute__((tls_model("initial-exec")));
 
 #pragma GCC visibility pop
 

@@ -120,10 +120,6 @@ struct skynet_trace {
 	size_t tag_len;
 	uint8_t trace[16];
 	uint64_t span;
-	/* The receiving side's (skynet_message_trace): the payload the trailer
-	 * followed, as the callback sees it. A sender leaves them out. */
-	const void *payload;
-	size_t payload_sz;
 };
 
 /* The bytes skynet_trace_attach appends for a tag of tag_len bytes (0: a

@@ -165,8 +165,6 @@ skynet_trace_parse(const void *data, size_t len, struct skynet_trace *out, size_
 	uint64_t span;
 	memcpy(&span, trace + TRACE_ID_LEN, SPAN_LEN);
 	out->span = big_endian(span);
-	out->payload = data;
-	out->payload_sz = at;
 	*payload = at;
 	return true;
 }

@@ -40,8 +40,6 @@
  */
 
 #include "kernel.h"
-#include "../lua-seri.h"
-#include "../lua-skynet.h"
 
 #include <lauxlib.h>
 
@@ -364,24 +362,14 @@ request_line(lua_State *L, struct kernel *k, lua_State *co) {
  * (k->trace_in) or, without one, the payload its source announced (at the
  * top of UV_TRACE_SOURCE[source]), and begins a span, child of the
  * sender's; name: the absolute index of the request's first argument (0:
- * none); seri: the protocol unpacks with skynet.unpack the very payload
- * the trailer followed (not one a skynet.filter made), so that argument is
- * the first value packed there, read without asking Lua (trace.c reads it
- * after the request ran: the payload must stay until the callback
- * returns, so not for a forwarding service). */
+ * none). */
 static void
-take_trace_tag(lua_State *L, int K, struct kernel *k, lua_State *th, int source, int name,
-               bool seri) {
+take_trace_tag(lua_State *L, int K, struct kernel *k, lua_State *th, int source, int name) {
 	const struct skynet_trace *in = k->trace_in;
 	struct kernel_span_from from = {
 	    .name = name, .source = (uint32_t)lua_tointeger(L, source), .at_dispatch = true};
 	if (in != NULL) {
 		k->trace_in = NULL;
-		if (seri) {
-			from.name = 0;
-			from.payload = in->payload;
-			from.payload_sz = in->payload_sz;
-		}
 		if (k->trace_pending > 0) { // a payload announced before: the trailer is newer
 			lua_pushnil(L);
 			kernel_set_trace_source(L, K, k, source);
@@ -407,10 +395,9 @@ take_trace_tag(lua_State *L, int K, struct kernel *k, lua_State *th, int source,
 	lua_pop(L, 1);
 }
 
-/* Stack: f, session, source, args... above base. Starts the request in a
- * pooled coroutine; seri: as take_trace_tag. */
+/* Stack: f, session, source, args... above base. Starts the request in a pooled coroutine. */
 static void
-start_request(lua_State *L, int K, struct kernel *k, int base, bool seri) {
+start_request(lua_State *L, int K, struct kernel *k, int base) {
 	enum { JOB_CO = 1, JOB_F, JOB_SESSION, JOB_SOURCE }; // above base
 	k->unpacking = false;
 	int nargs = lua_gettop(L) - base;
@@ -422,12 +409,9 @@ start_request(lua_State *L, int K, struct kernel *k, int base, bool seri) {
 	lua_pushvalue(L, base + JOB_SOURCE);
 	kernel_set(L, K, UV_REQ_SOURCE, co);
 	lua_State *th = lua_tothread(L, co);
-	/* Running first: from a pending span's begin (take_trace_tag) to its
-	 * settle nothing may raise, as the span points into the message
-	 * (trace.c), which goes when the callback returns. */
-	kernel_set_running(L, K, k, co);
 	if (k->trace_pending > 0 || k->trace_in != NULL)
-		take_trace_tag(L, K, k, th, base + JOB_SOURCE, nargs > 3 ? base + JOB_SOURCE + 1 : 0, seri);
+		take_trace_tag(L, K, k, th, base + JOB_SOURCE, nargs > 3 ? base + JOB_SOURCE + 1 : 0);
+	kernel_set_running(L, K, k, co);
 	bool ok = kernel_resume(k, L, th, nargs);
 	kernel_trace_settle(k); // before any other coroutine runs
 	kernel_run(L, K, ok);
@@ -459,13 +443,10 @@ dispatch_request(lua_State *L, struct kernel *k, lua_Integer prototype, lua_Inte
 	lua_pushvalue(L, ARG_SESSION);
 	lua_pushvalue(L, ARG_SOURCE);
 	lua_getfield(L, SLOT_P, "unpack");
-	bool seri = k->trace_in != NULL && !skynet_dispatch_forward &&
-	            lua_tocfunction(L, -1) == luaseri_unpack &&
-	            lua_touserdata(L, ARG_MSG) == k->trace_in->payload; // not a filter's own
 	lua_pushvalue(L, ARG_MSG);
 	lua_pushvalue(L, ARG_SZ);
 	lua_call(L, 2, LUA_MULTRET);
-	start_request(L, SLOT_KERNEL, k, base, seri);
+	start_request(L, SLOT_KERNEL, k, base);
 }
 
 /* raw_dispatch(prototype, msg, sz, session, source), under pcall. */

@@ -365,19 +365,17 @@ int kernel_lexit_state(lua_State *L); // S.exit_state
 
 /* Where a span begins: its tag (tag_len bytes; NULL: the trace id's hex),
  * its trace id (NULL or all zero: the tag's; given when the tag is NULL), the parent span (0: root), the request's source (0:
- * none), what names it after the service's name (the request's first
- * argument: its absolute stack index, or its text), and whether it begins
- * with the dispatch of its request (its start is then the dispatch's clock
- * reading, skynet_dispatch_ns, when there is one). */
+ * none), the absolute stack index of the request's first argument naming it (0:
+ * none), and whether it begins with the dispatch of its request (its start
+ * is then the dispatch's clock reading, skynet_dispatch_ns, when there is
+ * one). */
 struct kernel_span_from {
 	const char *tag;
 	size_t tag_len;
 	const uint8_t *trace;
 	uint64_t parent;
 	uint32_t source;
-	int name;            // the index of the span's name (a string, else none); 0: none
-	const void *payload; // or, when name is 0, the request's packed payload: its
-	size_t payload_sz;   // first value (skynet.unpack's) when a string (NULL: none)
+	int name;
 	bool at_dispatch;
 };
 

@@ -25,7 +25,8 @@
  *
  * The trace between services. A send, call or redirect of a traced
  * coroutine carries its tag, trace id and span id in a trailer of the
- * message (skynet_trace_attach, skynet.h; session.c sends). The receiver's
+ * message (skynet_trace_encode once per span, skynet_trace_append to each
+ * message, skynet.h; session.c sends). The receiver's
  * dispatch finds it through skynet_message_trace (k->trace_in while the
  * callback runs) and the coroutine serving the request begins a child span
  * (dispatch.c). skynet's PTYPE_TRACE message, sent before the request by
@@ -45,10 +46,7 @@
  * (trace_quiet) closes the span straight into the ring (pend_close).
  * Only one request starts per dispatch and it settles before any other
  * coroutine runs, hence the one slot. thread = 1, diag.trace_overhead_pct:
- * 8.2 % without it, 7.4 % with it (6 runs each, medians). Its begin,
- * before the request runs and answers, writes only the trace id and keeps
- * pointers; the span is written, named too, when it settles or ends
- * (struct pending), mostly after the answer left.
+ * 8.2 % without it, 7.4 % with it (6 runs each, medians).
  *
  * Units: span times are monotonic nanoseconds (lua-span.h); a request's
  * span starts at its dispatch's clock reading when the node profiles,
@@ -62,7 +60,6 @@
  */
 
 #include "kernel.h"
-#include "../lua-seri.h"
 #include "../lua-span.h"
 
 #include <lauxlib.h>
@@ -94,21 +91,10 @@ struct trace_rec {
 	uint8_t trailer[SKYNET_TRACE_FIXED];
 };
 
-/* A request's span that nothing has read yet (see "Pending" above). Its
- * begin writes the trace id and keeps the rest aside: the span is
- * written whole when it settles or ends (pend_span), after the request
- * ran, mostly after its answer left. Its name too, when it is the first
- * value packed in the request (payload): the message stays whole until
- * the dispatch's callback returns (a forwarding service's is named at
- * once, dispatch.c), and a pending span never outlives that callback. */
+/* A request's span that nothing has read yet (see "Pending" above). */
 struct pending {
 	lua_State *co;           // NULL: none
-	uint64_t parent;         // the sender's span
-	uint64_t start_ns;       // the dispatch's clock reading (skynet_dispatch_ns), or one of our own
-	uint32_t source;         // the request's
-	const void *payload;     // borrowed: the request's packed payload that names it; NULL: named
-	size_t payload_sz;       // its bytes
-	struct skynet_span span; // its trace id and name; the rest by pend_span
+	struct skynet_span span; // all but its id and end
 	bool named;              // span.name begins with the service's name (kept from the last one)
 };
 
@@ -406,30 +392,26 @@ kernel_set_trace_source(lua_State *L, int K, struct kernel *k, int source) {
 
 /* ---- spans ---- */
 
-/* The service's name, read once, for the spans' names. */
+/* The span's name: the service's name (already there when prefixed), then
+ * the text at the absolute index name (when a string). */
 static void
-service_name(lua_State *L, struct kernel_trace *t) {
-	if (t->named)
-		return;
-	t->named = true;
-	if (lua_getglobal(L, "SERVICE_NAME") == LUA_TSTRING) {
-		size_t len;
-		const char *text = lua_tolstring(L, -1, &len);
-		t->name_len = len < sizeof(t->name) - 1 ? len : sizeof(t->name) - 1;
-		memcpy(t->name, text, t->name_len);
+name_span(lua_State *L, struct kernel_trace *t, struct skynet_span *s, int name, bool prefixed) {
+	if (!t->named) {
+		t->named = true;
+		if (lua_getglobal(L, "SERVICE_NAME") == LUA_TSTRING) {
+			size_t len;
+			const char *text = lua_tolstring(L, -1, &len);
+			t->name_len = len < sizeof(t->name) - 1 ? len : sizeof(t->name) - 1;
+			memcpy(t->name, text, t->name_len);
+		}
+		lua_pop(L, 1);
 	}
-	lua_pop(L, 1);
-}
-
-/* The span's name: the service's name (already there when prefixed; read
- * by service_name), then text (len bytes; NULL: none). */
-static void
-name_put(const struct kernel_trace *t, struct skynet_span *s, const char *text, size_t len,
-         bool prefixed) {
 	size_t at = t->name_len;
 	if (!prefixed)
 		memcpy(s->name, t->name, at);
-	if (text != NULL && at + 1 < sizeof(s->name) - 1) {
+	if (name != 0 && lua_type(L, name) == LUA_TSTRING && at + 1 < sizeof(s->name) - 1) {
+		size_t len;
+		const char *text = lua_tolstring(L, name, &len);
 		if (at > 0)
 			s->name[at++] = ' ';
 		if (len > sizeof(s->name) - 1 - at)
@@ -440,44 +422,6 @@ name_put(const struct kernel_trace *t, struct skynet_span *s, const char *text, 
 	s->name[at] = '\0';
 }
 
-/* The span's name, as from says: the string at its index, or the first
- * value of its payload. */
-static void
-name_span(lua_State *L, struct kernel_trace *t, struct skynet_span *s,
-          const struct kernel_span_from *from, bool prefixed) {
-	service_name(L, t);
-	size_t len = 0;
-	const char *text = NULL;
-	if (from->name != 0) {
-		if (lua_type(L, from->name) == LUA_TSTRING)
-			text = lua_tolstring(L, from->name, &len);
-	} else {
-		text = luaseri_peek_string(from->payload, from->payload_sz, &len);
-	}
-	name_put(t, s, text, len, prefixed);
-}
-
-/* The pending span, written whole but for its id and end. */
-static struct skynet_span *
-pend_span(struct kernel *k) {
-	struct pending *p = &k->trace->pend;
-	struct skynet_span *s = &p->span;
-	if (p->payload != NULL) { // its name, from the payload: still there (see struct pending)
-		size_t len = 0;
-		const char *text = luaseri_peek_string(p->payload, p->payload_sz, &len);
-		name_put(k->trace, s, text, len, p->named);
-		p->named = true;
-		p->payload = NULL;
-	}
-	s->parent = p->parent;
-	s->source = p->source;
-	s->address = kernel_self(k);
-	s->start_ns = p->start_ns;
-	s->end_ns = 0;
-	s->status = 0;
-	return s;
-}
-
 /* co's pending span becomes its record (a new one: co had none). */
 static struct trace_rec *
 pend_settle(struct kernel *k) {
@@ -486,7 +430,7 @@ pend_settle(struct kernel *k) {
 	t->pend.co = NULL;
 	k->traced_n--;
 	struct trace_rec *r = rec_new(k, co);
-	r->span = *pend_span(k);
+	r->span = t->pend.span;
 	r->span.span = skynet_span_new_id();
 	rec_tag_id(r);
 	r->spanned = true;
@@ -497,7 +441,7 @@ pend_settle(struct kernel *k) {
 static void
 pend_close(struct kernel *k, bool failed) {
 	struct kernel_trace *t = k->trace;
-	struct skynet_span *s = pend_span(k);
+	struct skynet_span *s = &t->pend.span;
 	s->span = skynet_span_new_id();
 	s->end_ns = skynet_monotonic_ns();
 	s->status = failed ? SPAN_ERROR : SPAN_OK;
@@ -512,25 +456,19 @@ kernel_trace_settle(struct kernel *k) {
 		pend_settle(k);
 }
 
-/* When a span that begins now began: the dispatch's clock reading when it
- * has one (at_dispatch), else now. */
-static uint64_t
-span_start(const struct kernel_span_from *from) {
-	uint64_t at = from->at_dispatch ? skynet_dispatch_ns() : 0;
-	return at != 0 ? at : skynet_monotonic_ns();
-}
-
-/* Span s begins, as from says: all but its trace and span ids. */
+/* Span s begins, as from says: all but its trace and span ids; prefixed:
+ * its name already begins with the service's name. */
 static void
 span_fill(lua_State *L, struct kernel *k, struct skynet_span *s,
-          const struct kernel_span_from *from) {
+          const struct kernel_span_from *from, bool prefixed) {
 	s->parent = from->parent;
 	s->source = from->source;
 	s->address = kernel_self(k);
-	s->start_ns = span_start(from);
+	uint64_t at = from->at_dispatch ? skynet_dispatch_ns() : 0;
+	s->start_ns = at != 0 ? at : skynet_monotonic_ns();
 	s->end_ns = 0;
 	s->status = 0;
-	name_span(L, k->trace, s, from, false);
+	name_span(L, k->trace, s, from->name, prefixed);
 }
 
 /* A span from a trailer that carried the id alone, for a coroutine with no
@@ -538,23 +476,11 @@ span_fill(lua_State *L, struct kernel *k, struct skynet_span *s,
 static void
 pend_begin(lua_State *L, struct kernel *k, lua_State *co, const struct kernel_span_from *from) {
 	struct kernel_trace *t = trace_of(k);
-	if (t->pend.co != NULL) {   // another one's: one request per dispatch, so not seen
-		t->pend.payload = NULL; // and its message may be gone: named by the service alone
+	if (t->pend.co != NULL) // another one's: one request per dispatch, so not seen
 		pend_settle(k);
-	}
 	memcpy(t->pend.span.trace, from->trace, 16);
-	t->pend.parent = from->parent;
-	t->pend.source = from->source;
-	t->pend.start_ns = span_start(from);
-	t->pend.payload = NULL;
-	if (from->name == 0 && from->payload != NULL) { // named from it when it settles or ends
-		service_name(L, t);
-		t->pend.payload = from->payload;
-		t->pend.payload_sz = from->payload_sz;
-	} else {
-		name_span(L, t, &t->pend.span, from, t->pend.named);
-		t->pend.named = true;
-	}
+	span_fill(L, k, &t->pend.span, from, t->pend.named);
+	t->pend.named = true;
 	t->pend.co = co;
 	k->traced_n++;
 }
@@ -583,7 +509,7 @@ kernel_span_begin(lua_State *L, struct kernel *k, lua_State *co,
 		r->id_tag = r->id_text = is_id_hex(r->tag, r->tag_len, s->trace);
 	}
 	s->span = skynet_span_new_id();
-	span_fill(L, k, s, from);
+	span_fill(L, k, s, from, false);
 	r->spanned = true;
 }
 

@@ -702,75 +702,6 @@ malformed_mutated_streams(int *failed) {
 	lua_close(L);
 }
 
-/* luaseri_peek_string of packstring(args) finds what unpack returns first
- * when that is a string, and nothing otherwise. */
-static bool
-peeks_as_unpack(lua_State *L, const char *args) {
-	char code[512];
-	snprintf(code, sizeof(code),
-	         "local s = packstring(%s) local v = unpack(s) "
-	         "return s, type(v) == 'string' and v or nil",
-	         args);
-	if (luaL_dostring(L, code) != LUA_OK) {
-		fprintf(stderr, "lua error: %s\n", lua_tostring(L, -1));
-		lua_settop(L, 0);
-		return false;
-	}
-	size_t n, want_n = 0, len = 0;
-	const char *s = lua_tolstring(L, -2, &n);
-	const char *want = lua_tolstring(L, -1, &want_n);
-	const char *got = luaseri_peek_string(s, n, &len);
-	bool ok =
-	    want == NULL ? got == NULL : got != NULL && len == want_n && memcmp(got, want, len) == 0;
-	if (!ok)
-		fprintf(stderr, "peek of packstring(%s): %s\n", args, got ? "wrong string" : "none");
-	lua_settop(L, 0);
-	return ok;
-}
-
-/* Every prefix of packstring(args) shorter than its first value peeks to nothing. */
-static bool
-cut_peeks_nothing(lua_State *L, const char *args) {
-	char code[512];
-	snprintf(code, sizeof(code), "return packstring(%s)", args);
-	if (luaL_dostring(L, code) != LUA_OK) {
-		lua_settop(L, 0);
-		return false;
-	}
-	size_t n, len;
-	const char *s = lua_tolstring(L, -1, &n);
-	bool ok = luaseri_peek_string(s, n, &len) != NULL;
-	for (size_t cut = 0; cut < n; cut++)
-		ok = ok && luaseri_peek_string(s, cut, &len) == NULL;
-	lua_settop(L, 0);
-	return ok;
-}
-
-static void
-peek_first_string(int *failed) {
-	lua_State *L = new_state();
-	TT_CHECK(peeks_as_unpack(L, "'echo', 1"));
-	TT_CHECK(peeks_as_unpack(L, "'a'"));
-	TT_CHECK(peeks_as_unpack(L, "''"));
-	TT_CHECK(peeks_as_unpack(L, "('x'):rep(31)"));     // the longest short string
-	TT_CHECK(peeks_as_unpack(L, "('x'):rep(32), {}")); // a 2-byte length
-	TT_CHECK(peeks_as_unpack(L, "('y'):rep(70000)"));  // a 4-byte length
-	TT_CHECK(peeks_as_unpack(L, "1, 'a'"));            // not first: none
-	TT_CHECK(peeks_as_unpack(L, "1.5"));
-	TT_CHECK(peeks_as_unpack(L, "nil, 'a'"));
-	TT_CHECK(peeks_as_unpack(L, "true"));
-	TT_CHECK(peeks_as_unpack(L, "{'a'}"));
-	TT_CHECK(peeks_as_unpack(L, ""));
-	TT_CHECK(cut_peeks_nothing(L, "'abc'"));
-	TT_CHECK(cut_peeks_nothing(L, "('z'):rep(40)"));
-	TT_CHECK(cut_peeks_nothing(L, "('z'):rep(70000)"));
-	size_t len;
-	const uint8_t odd_length[] = {(uint8_t)tag(SERI_TLONG_STRING, 3), 1, 0, 0, 'a'};
-	TT_CHECK(luaseri_peek_string(odd_length, sizeof(odd_length), &len) == NULL);
-	TT_CHECK(luaseri_peek_string(NULL, 4, &len) == NULL);
-	lua_close(L);
-}
-
 int
 main(void) {
 	TT_RUN(vectors_nil_boolean);
@@ -791,6 +722,5 @@ main(void) {
 	TT_RUN(malformed_invalid_tags);
 	TT_RUN(malformed_random_bytes);
 	TT_RUN(malformed_mutated_streams);
-	TT_RUN(peek_first_string);
 	return tt_summary();
 }
