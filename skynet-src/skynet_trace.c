@@ -126,7 +126,9 @@ void *
 skynet_trace_append(void *data, size_t *sz, bool donated, size_t cap, const void *trailer,
                     size_t n) {
 	size_t len = data != NULL ? *sz : 0;
-	char *buf = donated && cap >= len + n ? data : with_room(data, len, donated, cap, len + n);
+	char *buf = donated && data != NULL && cap >= len + n
+	                ? data
+	                : with_room(data, len, donated, cap, len + n);
 	if (n == SKYNET_TRACE_FIXED) // the usual trailer: a copy the compiler writes out
 		memcpy(buf + len, trailer, SKYNET_TRACE_FIXED);
 	else

@@ -140,6 +140,11 @@ in_place_by_the_size_told(int *failed) {
 	TT_CHECK(skynet_trace_parse(other, sz, &got, &len) && len == 7);
 	skynet_free(other);
 	skynet_free(buf);
+	// no payload at all, however much room it is told of: a buffer of its own
+	sz = 0;
+	char *alone = skynet_trace_append(NULL, &sz, true, 7 + room, trailer, room);
+	TT_CHECK(alone != NULL && sz == room && skynet_trace_parse(alone, sz, &got, &len) && len == 0);
+	skynet_free(alone);
 	// a tag too long encodes nothing
 	struct skynet_trace long_tag = make_trace("x", SKYNET_TRACE_TAG_MAX + 1);
 	TT_CHECK(skynet_trace_encode(&long_tag, trailer) == 0);
