@@ -788,10 +788,12 @@ long_message_does_not_hold_its_pushes(int *failed) {
  * at the pending-signal flag already), a service sends SIGHUP to the main
  * thread, which is blocked joining the node's threads (where a kill -HUP
  * from outside usually lands), then polls with timeouts until the logger got
- * the reopen request. The flag is written on one thread and read on the
+ * the reopen request. Timeouts in virtual time take no time of their own,
+ * so the bound is many polls: under ASan, on a busy machine, 100 of them
+ * once passed before the signal had gone its way. The flag is written on one thread and read on the
  * timer thread: TSan reports a data race unless it is atomic.
  */
-#define HUP_MAX_POLLS 100
+#define HUP_MAX_POLLS 100000 // virtual time: polls are fast, and a loaded machine may need many
 
 static pthread_t MAIN_THREAD;
 static int HUP_POLLS;
