@@ -120,6 +120,22 @@ cases[#cases + 1] = { "trace tags travel with calls", function()
 	t.eq(skynet.call(peer, "lua", "tracetag"), tag, "tag seen by the callee")
 end }
 
+cases[#cases + 1] = { "a traced call through a forward_type proxy keeps its trace", function()
+	local peer = skynet.newservice("smoke_peer")
+	local proxy = skynet.newservice("smoke_fwd", "forward", peer)
+	local untraced, done = "not answered", {}
+	skynet.fork(function() -- a coroutine with no trace tag of its own
+		untraced = skynet.call(proxy, "lua", "tracetag")
+		skynet.wakeup(done)
+	end)
+	skynet.wait(done)
+	t.eq(untraced, nil, "an untraced call stays untraced")
+	skynet.trace("forwarded")
+	local tag = skynet.tracetag()
+	t.eq(skynet.call(proxy, "lua", "tracetag"), tag, "the target sees the caller's tag")
+	t.eq(skynet.call(proxy, "lua", "echo", "x"), "x", "and answers the caller")
+end }
+
 cases[#cases + 1] = { "traceproto: the callee tags each request of a protocol itself", function()
 	local peer = skynet.newservice("smoke_peer")
 	local tags = {}
